@@ -1,0 +1,31 @@
+"""Numerical options kept in one place.
+
+Every numba kernel takes its options from here (``@njit(**config.NJIT)``), so a
+change of policy (fastmath, caching) is one edit and a test can check that no
+module hard-codes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# fastmath would let LLVM reassociate sums: results would then differ between
+# machines and between serial and parallel builds, and "same scene, same cache"
+# (DESIGN.md section 6) would no longer hold. Off.
+FASTMATH = False
+
+# nogil: Blender's UI thread must keep ticking while a worker runs a kernel
+# (BLENDER_NOTES.md section 6). cache: compiled kernels are written to
+# NUMBA_CACHE_DIR so the second bake starts in well under a second.
+NJIT = dict(nogil=True, fastmath=FASTMATH, cache=True)
+NJIT_PARALLEL = dict(NJIT, parallel=True)
+
+# Storage precision for particle state. Positions and velocities are float64:
+# the position-based integrator forms v = (x - x_prev) / dt, which loses ~3
+# digits to cancellation, and float32 positions would leave 4 significant digits
+# of velocity at dt = 1/300 s. Cache files store float32.
+REAL = np.float64
+
+# Default memory budget for a bake (bytes). A request whose estimate exceeds it
+# is refused before anything is allocated; the scene may raise it.
+DEFAULT_MEMORY_BUDGET = 8 * 1024**3

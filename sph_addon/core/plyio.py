@@ -1,0 +1,244 @@
+"""Reading and writing PLY files with numpy, no pickle, no third-party code.
+
+Writing: binary little-endian, one ``vertex`` element with any number of scalar
+properties (a numpy structured array) and an optional ``face`` element of
+triangles (``list uchar int vertex_indices``). This is what Blender's Geometry
+Nodes *Import PLY* reads, with extra vertex properties becoming attributes.
+
+Reading: ``binary_little_endian``, ``binary_big_endian`` and ``ascii``; scalar
+vertex properties; a face element whose polygons are fan-triangulated. Other
+elements are skipped when their size can be known. Truncated or malformed files
+raise ``PlyError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_open
+
+_PLY_TYPES = {
+    "char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1",
+    "short": "i2", "int16": "i2", "ushort": "u2", "uint16": "u2",
+    "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4",
+    "float": "f4", "float32": "f4", "double": "f8", "float64": "f8",
+}
+_NUMPY_TO_PLY = {"i1": "char", "u1": "uchar", "i2": "short", "u2": "ushort",
+                 "i4": "int", "u4": "uint", "f4": "float", "f8": "double"}
+
+
+class PlyError(ValueError):
+    """A PLY file that cannot be read; the message names the file."""
+
+
+@dataclass
+class PlyData:
+    """Contents of a PLY file.
+
+    Attributes
+    ----------
+    vertices : numpy structured array, one record per vertex, fields as in the file.
+    faces : (F, 3) int32 triangles (polygons fan-triangulated), or an empty (0, 3) array.
+    comments : header comment lines, without the ``comment`` keyword.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int32))
+    comments: list[str] = field(default_factory=list)
+
+    def positions(self) -> np.ndarray:
+        """(N, 3) float64 positions from the ``x y z`` properties."""
+        v = self.vertices
+        return np.column_stack([v["x"], v["y"], v["z"]]).astype(np.float64)
+
+
+def write_ply(path: str | os.PathLike, vertices: np.ndarray, faces: np.ndarray | None = None,
+              comments: list[str] | tuple[str, ...] = ()) -> None:
+    """Write a binary little-endian PLY atomically.
+
+    Parameters
+    ----------
+    path : destination; written through a temp file and renamed.
+    vertices : structured array with scalar fields (e.g. x y z vx vy vz as float32).
+    faces : optional (F, 3) integer triangles, indices into ``vertices``.
+    comments : header comments (single lines).
+    """
+    vertices = np.ascontiguousarray(vertices)
+    dt = vertices.dtype
+    if dt.names is None:
+        raise TypeError("vertices must be a structured array")
+    le = np.dtype([(n, dt[n].newbyteorder("<")) for n in dt.names])
+    vbytes = vertices.astype(le, copy=False).tobytes()
+    header = ["ply", "format binary_little_endian 1.0"]
+    header += [f"comment {c}" for c in comments]
+    header.append(f"element vertex {len(vertices)}")
+    for n in dt.names:
+        header.append(f"property {_NUMPY_TO_PLY[dt[n].str[1:]]} {n}")
+    fbytes = b""
+    if faces is not None:
+        faces = np.asarray(faces)
+        if faces.ndim != 2 or faces.shape[1] != 3:
+            raise ValueError("faces must be (F, 3)")
+        header.append(f"element face {len(faces)}")
+        header.append("property list uchar int vertex_indices")
+        rec = np.empty(len(faces), dtype=[("n", "u1"), ("i", "<i4", (3,))])
+        rec["n"] = 3
+        rec["i"] = faces
+        fbytes = rec.tobytes()
+    header.append("end_header")
+    with atomic_open(path, "wb") as fh:
+        fh.write(("\n".join(header) + "\n").encode("ascii"))
+        fh.write(vbytes)
+        fh.write(fbytes)
+
+
+def _parse_header(fh, name: str):
+    if fh.readline().strip() != b"ply":
+        raise PlyError(f"{name}: not a PLY file (no 'ply' magic line)")
+    fmt = None
+    elements: list[list] = []  # [name, count, [(prop, dtype) | ("list", name, count_t, item_t)]]
+    comments = []
+    while True:
+        line = fh.readline()
+        if not line:
+            raise PlyError(f"{name}: truncated header (no end_header)")
+        words = line.decode("ascii", "replace").split()
+        if not words:
+            continue
+        key = words[0]
+        if key == "format":
+            fmt = words[1]
+        elif key == "comment":
+            comments.append(line.decode("ascii", "replace")[len("comment "):].rstrip("\r\n"))
+        elif key == "obj_info":
+            continue
+        elif key == "element":
+            elements.append([words[1], int(words[2]), []])
+        elif key == "property":
+            if not elements:
+                raise PlyError(f"{name}: property before any element")
+            try:
+                if words[1] == "list":
+                    elements[-1][2].append(("list", words[4], _PLY_TYPES[words[2]], _PLY_TYPES[words[3]]))
+                else:
+                    elements[-1][2].append((words[2], _PLY_TYPES[words[1]]))
+            except (KeyError, IndexError) as exc:
+                raise PlyError(f"{name}: bad property line {line!r}") from exc
+        elif key == "end_header":
+            break
+        else:
+            raise PlyError(f"{name}: unknown header keyword {key!r}")
+    if fmt not in ("binary_little_endian", "binary_big_endian", "ascii"):
+        raise PlyError(f"{name}: unsupported format {fmt!r}")
+    return fmt, elements, comments
+
+
+def _triangulate(polys: list[np.ndarray]) -> np.ndarray:
+    tris = []
+    for p in polys:
+        for k in range(1, len(p) - 1):
+            tris.append((p[0], p[k], p[k + 1]))
+    return np.asarray(tris, dtype=np.int32).reshape(-1, 3)
+
+
+def read_ply(path: str | os.PathLike) -> PlyData:
+    """Read a PLY file (see module docstring for what is supported)."""
+    path = Path(path)
+    name = str(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise PlyError(f"{name}: cannot open ({exc.strerror})") from exc
+    with fh:
+        fmt, elements, comments = _parse_header(fh, name)
+        if fmt == "ascii":
+            return _read_ascii(fh, elements, comments, name)
+        order = "<" if fmt == "binary_little_endian" else ">"
+        data = fh.read()
+    pos = 0
+    vertices = None
+    faces = np.zeros((0, 3), np.int32)
+    for el_name, count, props in elements:
+        has_list = any(p[0] == "list" for p in props)
+        if not has_list:
+            dt = np.dtype([(p[0], order + p[1]) for p in props])
+            nbytes = dt.itemsize * count
+            if pos + nbytes > len(data):
+                raise PlyError(f"{name}: truncated: element '{el_name}' needs {nbytes} bytes, "
+                               f"{len(data) - pos} left")
+            arr = np.frombuffer(data, dtype=dt, count=count, offset=pos)
+            pos += nbytes
+            if el_name == "vertex":
+                vertices = arr.astype(dt.newbyteorder("="))
+            continue
+        if el_name != "face" or len(props) != 1:
+            raise PlyError(f"{name}: element '{el_name}' with list properties is not supported")
+        _, _, count_t, item_t = props[0]
+        ct, it = np.dtype(order + count_t), np.dtype(order + item_t)
+        # Fast path: every face a triangle (what we and most exporters write).
+        rec = np.dtype([("n", ct), ("i", it, (3,))])
+        if pos + rec.itemsize * count <= len(data):
+            arr = np.frombuffer(data, dtype=rec, count=count, offset=pos)
+            if count == 0 or np.all(arr["n"] == 3):
+                faces = arr["i"].astype(np.int32)
+                pos += rec.itemsize * count
+                continue
+        polys = []
+        for _ in range(count):
+            if pos + ct.itemsize > len(data):
+                raise PlyError(f"{name}: truncated in face list")
+            n = int(np.frombuffer(data, ct, 1, pos)[0])
+            pos += ct.itemsize
+            if pos + n * it.itemsize > len(data):
+                raise PlyError(f"{name}: truncated in face list")
+            polys.append(np.frombuffer(data, it, n, pos).astype(np.int64))
+            pos += n * it.itemsize
+        faces = _triangulate(polys)
+    if vertices is None:
+        raise PlyError(f"{name}: no vertex element")
+    _check_faces(faces, len(vertices), name)
+    return PlyData(vertices, faces, comments)
+
+
+def _read_ascii(fh, elements, comments, name) -> PlyData:
+    words = fh.read().split()
+    pos = 0
+    vertices = None
+    faces = np.zeros((0, 3), np.int32)
+    try:
+        for el_name, count, props in elements:
+            if el_name == "face" and props and props[0][0] == "list":
+                polys = []
+                for _ in range(count):
+                    n = int(words[pos])
+                    polys.append(np.array(words[pos + 1:pos + 1 + n], dtype=np.int64))
+                    pos += 1 + n
+                faces = _triangulate(polys)
+                continue
+            if any(p[0] == "list" for p in props):
+                raise PlyError(f"{name}: element '{el_name}' with list properties is not supported")
+            dt = np.dtype([(p[0], p[1]) for p in props])
+            nprop = len(props)
+            if pos + nprop * count > len(words):
+                raise PlyError(f"{name}: truncated in element '{el_name}'")
+            table = np.array(words[pos:pos + nprop * count], dtype=np.float64).reshape(count, nprop)
+            pos += nprop * count
+            if el_name == "vertex":
+                vertices = np.empty(count, dt)
+                for k, p in enumerate(props):
+                    vertices[p[0]] = table[:, k]
+    except (IndexError, ValueError) as exc:
+        raise PlyError(f"{name}: malformed ascii body ({exc})") from exc
+    if vertices is None:
+        raise PlyError(f"{name}: no vertex element")
+    _check_faces(faces, len(vertices), name)
+    return PlyData(vertices, faces, comments)
+
+
+def _check_faces(faces: np.ndarray, nv: int, name: str) -> None:
+    if faces.size and (faces.min() < 0 or faces.max() >= nv):
+        raise PlyError(f"{name}: face index out of range (0..{nv - 1})")
