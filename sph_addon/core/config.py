@@ -29,3 +29,7 @@ REAL = np.float64
 # Default memory budget for a bake (bytes). A request whose estimate exceeds it
 # is refused before anything is allocated; the scene may raise it.
 DEFAULT_MEMORY_BUDGET = 8 * 1024**3
+
+# Stable substep of the Jacobi density relaxation: dt <= factor * sqrt(h / k)
+# (see ViscoelasticModel.max_dt for the measurement behind it).
+RELAXATION_DT_FACTOR = 0.1

@@ -1,0 +1,104 @@
+"""Run SPlisHSPlasH's DFSPH (pysplishsplash) on the dam break and print JSON timings.
+
+Benchmark-only: runs in the bench virtual environment (``scripts/bench.py
+--vs splishsplash`` starts it in a subprocess with ``libGLdispatch.so.0``
+preloaded, which the wheel needs to import on a machine without a GPU stack).
+The scene mirrors ``scripts/scenes/dam_break.json``: a 4 x 1.5 x 3 m tank, a
+1 x 1.5 x 2 m water column against one end, particle spacing 0.05 m (radius
+0.025 m), Z up, standard parameters of SPlisHSPlasH's own DamBreak example.
+
+Usage: python splishsplash_peer.py --seconds 1.0 --spacing 0.05 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+UNIT_BOX_OBJ = """v -0.5 -0.5 -0.5
+v 0.5 -0.5 -0.5
+v 0.5 0.5 -0.5
+v -0.5 0.5 -0.5
+v -0.5 -0.5 0.5
+v 0.5 -0.5 0.5
+v 0.5 0.5 0.5
+v -0.5 0.5 0.5
+f 1 3 2
+f 1 4 3
+f 5 6 7
+f 5 7 8
+f 1 2 6
+f 1 6 5
+f 2 3 7
+f 2 7 6
+f 3 4 8
+f 3 8 7
+f 4 1 5
+f 4 5 8
+"""
+
+
+def scene(spacing: float, seconds: float, box_path: str) -> dict:
+    return {
+        "Configuration": {
+            "particleRadius": spacing / 2, "numberOfStepsPerRenderUpdate": 1, "density0": 1000,
+            "simulationMethod": 4, "gravitation": [0, 0, -9.81], "cflMethod": 1, "cflFactor": 1,
+            "cflMaxTimeStepSize": 0.005, "maxIterations": 100, "maxError": 0.01, "maxIterationsV": 100,
+            "maxErrorV": 0.1, "enableDivergenceSolver": True, "boundaryHandlingMethod": 0,
+            "stopAt": seconds, "enablePartioExport": False, "enableVTKExport": False,
+            "enableStateExport": False, "dataExportFPS": 30,
+        },
+        "Materials": [{"id": "Fluid", "viscosity": 0.01, "viscosityMethod": 1}],
+        "RigidBodies": [{
+            "geometryFile": box_path, "translation": [2, 0.75, 1.5], "rotationAxis": [1, 0, 0],
+            "rotationAngle": 0, "scale": [4, 1.5, 3], "isDynamic": False, "isWall": True,
+            "mapInvert": True, "mapThickness": 0.0, "mapResolution": [20, 20, 20], "samplingMode": 1,
+        }],
+        "FluidBlocks": [{"denseMode": 0, "start": [0, 0, 0], "end": [1, 1.5, 2],
+                         "translation": [0, 0, 0], "scale": [1, 1, 1]}],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--spacing", type=float, default=0.05)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import pysplishsplash as sph
+
+    work = tempfile.mkdtemp(prefix="splish_")
+    box = os.path.join(work, "UnitBox.obj")
+    with open(box, "w") as fh:
+        fh.write(UNIT_BOX_OBJ)
+    path = os.path.join(work, "dam_break.json")
+    with open(path, "w") as fh:
+        json.dump(scene(args.spacing, args.seconds, box), fh)
+    base = sph.Exec.SimulatorBase()
+    t0 = time.perf_counter()
+    base.init(["SPlisHSPlasH", "--no-gui", "--no-cache", "--output-dir", work, "--stopAt", str(args.seconds),
+               path], "SPlisHSPlasH")
+    base.initSimulation()
+    sim = sph.Simulation.getCurrent()
+    n = sim.getFluidModel(0).numActiveParticles()
+    t1 = time.perf_counter()
+    tm = sph.TimeManager.getCurrent()
+    steps = 0
+    while tm.getTime() < args.seconds:
+        base.timeStepNoGUI()
+        steps += 1
+    t2 = time.perf_counter()
+    base.cleanup()
+    json.dump({"particles": int(n), "init_s": t1 - t0, "wall_s": t2 - t1, "steps": steps,
+               "simulated_s": tm.getTime()}, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Colliders: registry of shapes, keyframed rigid motion, contact response.
+
+``COLLIDERS`` maps a scene-file collider ``type`` to its declared parameters
+and a builder returning a :class:`Shape` (the numba SDF function with its
+``params`` and ``grid``, see ``sdf_analytic``). Builders import numba code
+lazily so that the registry can be read (docs, validation, Blender UI) without
+compiling anything. A mesh collider is one more entry with a grid-sampled SDF.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..params import Parameter
+
+COMMON_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
+    Parameter("friction", 0.0, "", 0.0, 1.0, label="Friction",
+              description="μ (Clavet eq. 6.3): 0 lets liquid slide, 1 makes it stick tangentially."),
+    Parameter("stickiness", 0.0, "1/s^2", 0.0, 1e6, label="Stickiness",
+              description="k_stick (Clavet eq. 6.4): attraction towards the surface within the stick distance."),
+    Parameter("stick_distance", 0.0, "m", 0.0, 10.0, label="Stick Distance",
+              description="d_stick (Clavet eq. 6.4); 0 uses half the particle spacing."),
+    Parameter("position", (0.0, 0.0, 0.0), "m", description="Location of the collider's origin."),
+    Parameter("rotation", (0.0, 0.0, 0.0), "rad",
+              description="Rotation as Euler XYZ angles (Blender's default order)."),
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A collider's signed distance function with its data (see sdf_analytic for the signature)."""
+
+    sdf: Callable
+    params: np.ndarray
+    grid: np.ndarray = field(default_factory=lambda: np.zeros((1, 1, 1), np.float32))
+    build_s: float = 0.0
+
+
+def _analytic(name: str, *values: float) -> Shape:
+    from . import sdf_analytic
+
+    return Shape(getattr(sdf_analytic, name), np.asarray(values, np.float64))
+
+
+@dataclass(frozen=True)
+class ColliderType:
+    parameters: tuple[Parameter, ...]
+    build: Callable[[dict[str, Any], Path, str], Shape]
+    description: str = ""
+
+
+COLLIDERS: dict[str, ColliderType] = {
+    "plane": ColliderType((), lambda p, base, where: _analytic("sdf_plane"),
+                          "Infinite ground: the half-space below the local XY plane is solid."),
+    "box": ColliderType(
+        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None, description="Full extents along local X, Y, Z."),),
+        lambda p, base, where: _analytic("sdf_box", *(0.5 * s for s in p["size"])),
+        "A solid box centred on its position."),
+    "box_container": ColliderType(
+        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None, description="Inner extents along local X, Y, Z."),),
+        lambda p, base, where: _analytic("sdf_box_container", *(0.5 * s for s in p["size"])),
+        "A closed tank: particles are kept inside the box."),
+    "sphere": ColliderType(
+        (Parameter("radius", 0.5, "m", 1e-6, None, description="Radius."),),
+        lambda p, base, where: _analytic("sdf_sphere", p["radius"]),
+        "A solid ball centred on its position."),
+}
+
+
+def euler_xyz_matrix(rx: float, ry: float, rz: float) -> np.ndarray:
+    """Rotation matrix (local -> world) of Euler XYZ angles in radians, as Blender composes them (Rz Ry Rx)."""
+    cx, sx, cy, sy, cz, sz = math.cos(rx), math.sin(rx), math.cos(ry), math.sin(ry), math.cos(rz), math.sin(rz)
+    rxm = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]])
+    rym = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
+    rzm = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
+    return rzm @ rym @ rxm
+
+
+@dataclass
+class Collider:
+    """A collider in the simulation: shape, response settings and keyframed rigid motion.
+
+    ``key_frames`` (K,), ``key_position`` (K,3) m and ``key_rotation`` (K,3) rad are
+    interpolated linearly in time (per substep), and held before the first and
+    after the last key.
+    """
+
+    name: str
+    shape: Shape
+    friction: float
+    stickiness: float
+    stick_distance: float
+    key_frames: np.ndarray
+    key_position: np.ndarray
+    key_rotation: np.ndarray
+
+    def transform(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
+        """(R, t) at a fractional frame."""
+        f = self.key_frames
+        pos = np.array([np.interp(frame, f, self.key_position[:, k]) for k in range(3)])
+        rot = [float(np.interp(frame, f, self.key_rotation[:, k])) for k in range(3)]
+        return euler_xyz_matrix(*rot), pos
+
+    @property
+    def moving(self) -> bool:
+        return len(self.key_frames) > 1 and (np.ptp(self.key_position, axis=0).any()
+                                             or np.ptp(self.key_rotation, axis=0).any())

@@ -1,0 +1,264 @@
+"""The scene file (``sph_addon.scene/1``): loading, validation, resolution.
+
+Every field is declared (``params.Parameter``) here or in the registries of
+models, sources and colliders; ``docs/scene_format.md`` is generated from the
+same declarations (``python -m sph_addon schema``). Validation happens before
+any work: the first bad field raises :class:`InputError` with its JSON path,
+e.g. ``materials[1].params.viscosity: must be at least 0, got -3``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import config
+from .colliders import COLLIDERS, COMMON_PARAMETERS
+from .errors import InputError
+from .params import Parameter, resolve
+from .solvers import SOLVERS
+from .sources import SOURCES, estimate_count
+from .state import bytes_per_particle
+
+FORMAT = "sph_addon.scene/1"
+
+TOP_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("name", "scene", description="A name for messages and the cache manifest."),
+    Parameter("particle_spacing", 0.05, "m", 1e-4, 10.0, label="Particle Spacing",
+              description="Distance between particles of the initial lattice; sets the resolution."),
+    Parameter("frame_start", 1, "", -100000, 1000000, description="First frame (Blender's numbering)."),
+    Parameter("frame_end", 60, "", -100000, 1000000, description="Last frame, included."),
+    Parameter("fps", 30.0, "1/s", 1e-3, 10000.0, description="Frames per second."),
+)
+
+SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("gravity", (0.0, 0.0, -9.81), "m/s^2", description="Gravity acceleration (Z up)."),
+    Parameter("substeps", 0, "", 0, 10000, label="Substeps",
+              description="Steps per frame; 0 chooses them each frame from the fastest particle (CFL)."),
+    Parameter("max_substeps", 64, "", 1, 10000, description="Upper bound of automatic substeps."),
+    Parameter("min_substeps", 1, "", 1, 10000, description="Lower bound of automatic substeps."),
+    Parameter("cfl", 0.4, "", 0.01, 10.0, label="CFL Number",
+              description="Largest distance a particle may travel in one substep, in particle spacings."),
+    Parameter("support_factor", 2.0, "", 1.2, 5.0, label="Interaction Radius",
+              description="h / particle spacing: the interaction radius h of Clavet's kernels."),
+    Parameter("max_speed", 100.0, "m/s", 1e-3, 1e6,
+              description="A particle faster than this means the simulation blew up: the bake stops (exit 3)."),
+    Parameter("memory_budget_mb", config.DEFAULT_MEMORY_BUDGET / 2**20, "MiB", 1.0, 1e7,
+              description="The bake is refused before it starts if the estimated memory exceeds this."),
+    Parameter("checkpoint_every", 1, "", 1, 100000,
+              description="Write a resumable checkpoint every N frames."),
+)
+
+DOMAIN_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("min", (-1e9, -1e9, -1e9), "m", description="Lower corner; particles below it are removed."),
+    Parameter("max", (1e9, 1e9, 1e9), "m", description="Upper corner; particles beyond it are removed."),
+)
+
+MATERIAL_KEYS = ("name", "model", "preset", "params")
+SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materials", "sources", "colliders",
+                                                  "domain", "surface"}
+# Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
+# springs (~24 slots of id + rest length) and the cache writer's float32 copy.
+_EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
+
+
+@dataclass(frozen=True)
+class Material:
+    name: str
+    model: str
+    preset: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A validated scene; every value checked and defaulted."""
+
+    name: str
+    particle_spacing: float
+    frame_start: int
+    frame_end: int
+    fps: float
+    simulation: dict[str, Any]
+    materials: tuple[Material, ...]
+    sources: tuple[tuple[str, dict[str, Any]], ...]
+    colliders: tuple[tuple[str, dict[str, Any]], ...]
+    domain: dict[str, Any] | None
+    surface: dict[str, Any]
+    base_dir: Path = field(default=Path("."))
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def h(self) -> float:
+        """Interaction radius h, m."""
+        return self.simulation["support_factor"] * self.particle_spacing
+
+    def material_index(self, name: str) -> int:
+        for k, m in enumerate(self.materials):
+            if m.name == name:
+                return k
+        raise KeyError(name)
+
+    def estimate_particles(self) -> int:
+        duration = (self.frame_end - self.frame_start + 1) / self.fps
+        return sum(estimate_count(kind, p, self.particle_spacing, duration) for kind, p in self.sources)
+
+    def estimate_bytes(self) -> int:
+        return self.estimate_particles() * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE)
+
+
+def load_scene(path: str | Path) -> Scene:
+    """Read and validate a scene file; raise InputError naming the file or field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(str(path), "scene file not found") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the scene file ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    return parse_scene(data, path.parent.resolve())
+
+
+def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
+    """Validate a scene given as parsed JSON."""
+    if not isinstance(data, dict):
+        raise InputError("$", "the scene must be a JSON object")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        raise InputError("format", f"expected {FORMAT!r}, got {fmt!r}")
+    for key in data:
+        if key not in SCENE_KEYS:
+            raise InputError(key, f"unknown field; known fields: {', '.join(sorted(SCENE_KEYS))}")
+    top = resolve(TOP_PARAMETERS, {k: data[k] for k in data if k in {p.name for p in TOP_PARAMETERS}}, "$")
+    top = {k: v for k, v in top.items()}
+    if "particle_spacing" not in data:
+        raise InputError("particle_spacing", "required (metres between particles)")
+    if top["frame_end"] < top["frame_start"]:
+        raise InputError("frame_end", f"must not be before frame_start ({top['frame_start']})")
+    sim = resolve(SIMULATION_PARAMETERS, data.get("simulation"), "simulation")
+    if sim["min_substeps"] > sim["max_substeps"]:
+        raise InputError("simulation.min_substeps", "must not exceed simulation.max_substeps")
+
+    materials = _materials(data.get("materials"))
+    names = [m.name for m in materials]
+    sources = _list(data, "sources", lambda item, where: _source(item, where, names))
+    if not sources:
+        raise InputError("sources", "the scene has no particle source; add a box, sphere or inflow")
+    colliders = _list(data, "colliders", _collider)
+    domain = None
+    if data.get("domain") is not None:
+        domain = resolve(DOMAIN_PARAMETERS, data["domain"], "domain")
+        if any(a >= b for a, b in zip(domain["min"], domain["max"])):
+            raise InputError("domain", "min must be below max on every axis")
+    surface = data.get("surface") or {}
+    if not isinstance(surface, dict):
+        raise InputError("surface", "expected an object")
+    scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
+                  frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
+                  sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,
+                  base_dir=Path(base_dir), raw=data)
+    _check_memory(scene)
+    return scene
+
+
+def _list(data: dict, key: str, parse) -> list:
+    items = data.get(key, [])
+    if not isinstance(items, list):
+        raise InputError(key, "expected a list")
+    return [parse(item, f"{key}[{k}]") for k, item in enumerate(items)]
+
+
+def _materials(items: Any) -> list[Material]:
+    if not isinstance(items, list) or not items:
+        raise InputError("materials", "expected a non-empty list of materials")
+    if len(items) > 255:
+        raise InputError("materials", "at most 255 materials")
+    out: list[Material] = []
+    for k, item in enumerate(items):
+        where = f"materials[{k}]"
+        if not isinstance(item, dict):
+            raise InputError(where, "expected an object")
+        for key in item:
+            if key not in MATERIAL_KEYS:
+                raise InputError(f"{where}.{key}", f"unknown field; known fields: {', '.join(MATERIAL_KEYS)}")
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{where}.name", "required: a non-empty string")
+        if name in [m.name for m in out]:
+            raise InputError(f"{where}.name", f"duplicate material name {name!r}")
+        model = item.get("model", "viscoelastic")
+        if model not in SOLVERS:
+            raise InputError(f"{where}.model", f"unknown model {model!r}; available: {', '.join(SOLVERS)}")
+        spec = SOLVERS[model]
+        preset = item.get("preset", "")
+        if preset and preset not in spec.presets:
+            raise InputError(f"{where}.preset",
+                             f"unknown preset {preset!r}; available: {', '.join(sorted(spec.presets))}")
+        base = {p.name: p.default for p in spec.parameters}
+        base.update(spec.presets.get(preset, {}))
+        params = resolve(spec.parameters, item.get("params"), f"{where}.params", base=base)
+        out.append(Material(name, model, preset, params))
+    return out
+
+
+def _source(item: Any, where: str, material_names: list[str]) -> tuple[str, dict]:
+    if not isinstance(item, dict):
+        raise InputError(where, "expected an object")
+    kind = item.get("type")
+    if kind not in SOURCES:
+        raise InputError(f"{where}.type", f"unknown source type {kind!r}; available: {', '.join(SOURCES)}")
+    p = resolve(SOURCES[kind], {k: v for k, v in item.items() if k != "type"}, where)
+    if p["material"] not in material_names:
+        raise InputError(f"{where}.material",
+                         f"unknown material {p['material']!r}; the scene defines {', '.join(material_names)}")
+    if kind == "box" and any(a >= b for a, b in zip(p["min"], p["max"])):
+        raise InputError(f"{where}.max", "must be above min on every axis")
+    if kind == "inflow":
+        if math.hypot(*p["velocity"]) == 0:
+            raise InputError(f"{where}.velocity", "an inflow needs a non-zero velocity (it sets the direction)")
+        if p["shape"] == "rectangle" and (p["size"][0] <= 0 or p["size"][1] <= 0):
+            raise InputError(f"{where}.size", "width and height must be positive")
+    return kind, p
+
+
+def _collider(item: Any, where: str) -> tuple[str, dict]:
+    if not isinstance(item, dict):
+        raise InputError(where, "expected an object")
+    kind = item.get("type")
+    if kind not in COLLIDERS:
+        raise InputError(f"{where}.type", f"unknown collider type {kind!r}; available: {', '.join(COLLIDERS)}")
+    body = {k: v for k, v in item.items() if k not in ("type", "keyframes")}
+    p = resolve(COMMON_PARAMETERS + COLLIDERS[kind].parameters, body, where)
+    keys = item.get("keyframes", [])
+    if not isinstance(keys, list):
+        raise InputError(f"{where}.keyframes", "expected a list of {frame, position, rotation}")
+    key_params = (Parameter("frame", 1.0, "", None, None), COMMON_PARAMETERS[4], COMMON_PARAMETERS[5])
+    frames = []
+    resolved_keys = []
+    for k, key in enumerate(keys):
+        kp = resolve(key_params, key, f"{where}.keyframes[{k}]",
+                     base={"position": p["position"], "rotation": p["rotation"]})
+        if frames and kp["frame"] <= frames[-1]:
+            raise InputError(f"{where}.keyframes[{k}].frame", "keyframes must be in increasing frame order")
+        frames.append(kp["frame"])
+        resolved_keys.append(kp)
+    p["keyframes"] = resolved_keys
+    return kind, p
+
+
+def _check_memory(scene: Scene) -> None:
+    budget = scene.simulation["memory_budget_mb"] * 2**20
+    need = scene.estimate_bytes()
+    if need > budget:
+        raise InputError(
+            "particle_spacing",
+            f"about {scene.estimate_particles():,} particles would need about {need / 2**20:,.0f} MiB, over the "
+            f"memory budget of {budget / 2**20:,.0f} MiB; increase particle_spacing or "
+            f"simulation.memory_budget_mb")

@@ -1,0 +1,30 @@
+"""Material presets: named parameter sets, each baked and looked at.
+
+Values are overrides of the model's declared defaults, in SI units (see each
+parameter's unit). Tuned at particle spacing 0.02-0.05 m with h = 2.5 spacing
+and the automatic substeps; see docs/materials.md for how each was checked.
+"""
+
+from __future__ import annotations
+
+VISCOELASTIC_PRESETS: dict[str, dict] = {
+    # Low viscosity, only the quadratic term to stop interpenetration (thesis 5.1).
+    "water": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=0.0, stiff_viscosity=0.1),
+    # Very viscous, dynamic springs with fast plastic flow so it stretches into
+    # threads and coils instead of bouncing.
+    "honey": dict(stiffness=300.0, repulsion_factor=2.0, viscosity=60.0, stiff_viscosity=0.5,
+                  springs="dynamic", spring_stiffness=200.0, plasticity=4.0, yield_ratio=0.05),
+    # Thick, keeps dents: plastic springs with a yield threshold (eq. 5.2).
+    "mud": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=20.0, stiff_viscosity=0.3,
+                springs="dynamic", spring_stiffness=400.0, plasticity=1.0, yield_ratio=0.15),
+    # Sticky, stringy: strong cohesion (rest density above the lattice) and soft springs.
+    "slime": dict(stiffness=300.0, repulsion_factor=2.0, rest_density=1.1, viscosity=10.0,
+                  stiff_viscosity=0.3, springs="dynamic", spring_stiffness=150.0, plasticity=2.0,
+                  yield_ratio=0.2),
+    # A moulded solid that keeps a dent: springs made once, plastic past a small yield.
+    "plasticine": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=5.0, stiff_viscosity=0.3,
+                       springs="mould", spring_stiffness=3000.0, plasticity=3.0, yield_ratio=0.03),
+    # A moulded elastic solid that springs back: springs made once, no plasticity.
+    "jelly": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=2.0, stiff_viscosity=0.3,
+                  springs="mould", spring_stiffness=3000.0, plasticity=0.0, yield_ratio=0.1),
+}

@@ -1,0 +1,208 @@
+"""Viscoelastic fluids by prediction-relaxation (Clavet 2005): the model and its parameters.
+
+Reference: S. Clavet, *Animation de fluides viscoélastiques à base de
+particules*, M.Sc. thesis, Université de Montréal, 2005 (English short form:
+Clavet, Beaudoin, Poulin, "Particle-based Viscoelastic Fluid Simulation",
+SCA 2005).
+
+This module declares the parameters (read by the scene validator, the docs and
+the Blender UI without importing numba) and the :class:`ViscoelasticModel`
+stage object; the numba kernels are in ``viscoelastic_clavet2005_kernels`` and
+are imported when a model is built. The conventions (whole pair terms, Jacobi
+form, relative rest density) are documented there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..params import Parameter
+
+NAME = "viscoelastic"
+
+SPRINGS_NONE, SPRINGS_DYNAMIC, SPRINGS_MOULD = 0, 1, 2
+SPRING_MODES = {"none": SPRINGS_NONE, "dynamic": SPRINGS_DYNAMIC, "mould": SPRINGS_MOULD}
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("stiffness", 400.0, "m/s^2", 0.0, 1e6, label="Stiffness",
+              description="k in P = k (ρ - ρ0) (Clavet eq. 4.2): how hard the liquid resists compression."),
+    Parameter("repulsion_factor", 2.0, "", 0.0, 100.0, label="Repulsion Factor",
+              description="k_near / k (Clavet eq. 4.4): near-pressure that keeps particles apart and "
+                          "makes surface tension."),
+    Parameter("rest_density", 1.0, "", 0.05, 5.0, label="Rest Density",
+              description="ρ0 as a ratio of the density of the initial particle lattice (Clavet eq. 4.2); "
+                          "below 1 the liquid expands, above 1 it contracts (stronger cohesion)."),
+    Parameter("viscosity", 0.0, "1/s", 0.0, 1e5, label="Viscosity",
+              description="σ, linear viscosity impulse (Clavet Algorithm 4): high for thick liquids."),
+    Parameter("stiff_viscosity", 0.1, "1/m", 0.0, 1e5, label="Stiff Viscosity",
+              description="β, quadratic viscosity impulse (Clavet Algorithm 4): keeps fast particles "
+                          "from passing through each other."),
+    Parameter("springs", "none", choices=tuple(SPRING_MODES), label="Viscoelastic Springs",
+              description="none; dynamic: springs form between neighbours as the material flows (SCA 2005); "
+                          "mould: springs made once between the particles a source created (thesis fig. 5.3)."),
+    Parameter("spring_stiffness", 0.0, "1/s^2", 0.0, 1e7, label="Spring Force",
+              description="k_spring (Clavet Algorithm 5): elasticity of the springs."),
+    Parameter("plasticity", 0.0, "1/s", 0.0, 1e4, label="Plasticity",
+              description="α, rate at which springs take a new rest length (Clavet eq. 5.2); 0 is purely "
+                          "elastic."),
+    Parameter("yield_ratio", 0.1, "", 0.0, 10.0, label="Elastic Limit",
+              description="γ, deformation (fraction of rest length) below which springs stay elastic "
+                          "(Clavet eq. 5.2)."),
+)
+
+
+def lattice_rest_density(spacing: float, h: float, repulsion_factor: float) -> float:
+    """The ρ0 (eq. 4.2) at which a bulk cubic lattice of ``spacing`` is at zero total pressure.
+
+    With ρ0 equal to the lattice density the near-pressure P^near = k^near ρ^near
+    (eq. 4.4), which is always positive, would push the bulk apart until the
+    negative pressure balances it: a filled box expands by ~20 % (measured at
+    h = 2 spacings). We instead choose ρ0 so that the two pressures balance at
+    the lattice: the pair terms crossing any plane carry no net momentum,
+
+        k (ρ_lat - ρ0) Σ (1-q) r_z²/r + k^near ρ^near_lat Σ (1-q)² r_z²/r = 0,
+
+    summed over the lattice neighbours of one particle (a pair at offset r
+    crosses a plane with frequency proportional to |r_z|, and pushes along r̂_z).
+
+    Parameters
+    ----------
+    spacing : lattice spacing, m. h : interaction radius, m. repulsion_factor : k^near / k.
+    """
+    n = int(math.ceil(h / spacing)) + 1
+    ax = np.arange(-n, n + 1) * spacing
+    gx, gy, gz = np.meshgrid(ax, ax, ax, indexing="ij")
+    r = np.sqrt(gx**2 + gy**2 + gz**2).ravel()
+    rz2 = (gz**2).ravel()
+    keep = (r > 0) & (r < h)
+    r, rz2 = r[keep], rz2[keep]
+    a = 1.0 - r / h
+    rho = float(np.sum(a**2))
+    rho_near = float(np.sum(a**3))
+    flux_far = float(np.sum(a * rz2 / r))
+    flux_near = float(np.sum(a**2 * rz2 / r))
+    return rho + repulsion_factor * rho_near * flux_near / flux_far
+
+
+class ViscoelasticModel:
+    """Stage object for every material whose model is ``viscoelastic``.
+
+    It contributes viscosity impulses to the velocity stage and springs plus
+    double density relaxation to the position stage (Clavet Algorithm 1, lines
+    5 and 12-16). Per-material constants are packed into arrays indexed by
+    material id; materials of other models get zero constants, so their
+    particles exert no viscoelastic terms of their own but are still pushed by
+    viscoelastic neighbours.
+
+    Spring state lives in the particle arrays ``spring_partner`` (n,S) int64
+    (partner ids, -1 free) and ``spring_rest`` (n,S) float64, and ``bonded``
+    (n,) uint8 for mould springs, so it is permuted, filtered and checkpointed
+    with everything else.
+    """
+
+    name = NAME
+
+    def __init__(self, sim, materials: list[dict], owned: list[bool]):
+        from . import viscoelastic_clavet2005_kernels as kernels
+
+        self.k = kernels
+        nm = len(materials)
+        self.stiffness = np.zeros(nm)
+        self.k_near = np.zeros(nm)
+        self.rho0 = np.zeros(nm)
+        self.sigma = np.zeros(nm)
+        self.beta = np.zeros(nm)
+        self.k_spring = np.zeros(nm)
+        self.alpha = np.zeros(nm)
+        self.gamma = np.zeros(nm)
+        self.mode = np.zeros(nm, np.int64)
+        for m, (p, mine) in enumerate(zip(materials, owned)):
+            if not mine:
+                continue
+            self.stiffness[m] = p["stiffness"]
+            self.k_near[m] = p["stiffness"] * p["repulsion_factor"]
+            self.rho0[m] = p["rest_density"] * lattice_rest_density(sim.spacing, sim.h, p["repulsion_factor"])
+            self.sigma[m] = p["viscosity"]
+            self.beta[m] = p["stiff_viscosity"]
+            self.k_spring[m] = p["spring_stiffness"]
+            self.alpha[m] = p["plasticity"]
+            self.gamma[m] = p["yield_ratio"]
+            self.mode[m] = SPRING_MODES[p["springs"]]
+        self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
+        st = sim.state
+        if self.has_springs:
+            st.add_array("spring_partner", (16,), np.int64, fill=-1)
+            st.add_array("spring_rest", (16,), np.float64)
+            st.add_array("bonded", (), np.uint8)
+        self._scratch_n = -1
+
+    def max_dt(self, sim) -> float:
+        """Longest stable substep for the stiffest owned material, s.
+
+        The Jacobi relaxation displaces a particle by ~Δt² k Δρ per step; it
+        oscillates and then diverges once that exceeds a fraction of h.
+        Measured on a resting pool (h = 2 spacings, 0.05 m): k = 100 is stable
+        at Δt = 1/300 s and unstable at 1/150 s; k = 400 stable at 1/600 s,
+        unstable at 1/300 s; so Δt_max ≈ C sqrt(h / k) with C between 0.1 and
+        0.2. We take ``config.RELAXATION_DT_FACTOR`` with the near stiffness
+        counted as k (k + k^near over 3, equal to k at the default factor 2).
+        """
+        from .. import config
+
+        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if len(self.stiffness) else 0.0
+        if k_eff <= 0.0:
+            return math.inf
+        return config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
+
+    def _scratch(self, n: int) -> None:
+        if n != self._scratch_n:
+            self._scratch_n = n
+            self.w = np.zeros(n)
+            self.d3 = np.zeros((n, 3))
+            self.rho = np.zeros(n)
+            self.rho_near = np.zeros(n)
+
+    def velocity_stage(self, sim, dt: float) -> None:
+        """Viscosity impulses (Algorithm 4) on the velocities, before prediction."""
+        st = sim.state
+        self._scratch(st.n)
+        if np.any(self.sigma > 0) or np.any(self.beta > 0):
+            self.k.viscosity_impulses(st.x, st.v, sim.nbr, sim.count, st.material, self.sigma, self.beta,
+                                      sim.h, dt, self.w, self.d3)
+
+    def position_stage(self, sim, dt: float) -> None:
+        """Springs (add, plasticity, displacements: Algorithm 5, eq. 5.2), then Algorithm 3."""
+        st = sim.state
+        self._scratch(st.n)
+        if self.has_springs:
+            self._springs(sim, dt)
+        self.k.double_density_relaxation(st.x, sim.nbr, sim.count, st.material, self.stiffness, self.k_near,
+                                         self.rho0, sim.h, dt, self.rho, self.rho_near, self.d3)
+
+    def _springs(self, sim, dt: float) -> None:
+        st = sim.state
+        a = st.arrays
+        while True:
+            need = self.k.add_springs(st.x, st.ids, st.material, a["source"], a["bonded"], sim.nbr, sim.count,
+                                      self.mode, sim.h, a["spring_partner"], a["spring_rest"])
+            width = a["spring_partner"].shape[1]
+            if need <= width:
+                break
+            grow = int(need * 1.25) + 1 - width
+            a["spring_partner"] = np.pad(a["spring_partner"], ((0, 0), (0, grow)), constant_values=-1)
+            a["spring_rest"] = np.pad(a["spring_rest"], ((0, 0), (0, grow)))
+            st._specs["spring_partner"] = ((width + grow,), np.dtype(np.int64))
+            st._specs["spring_rest"] = ((width + grow,), np.dtype(np.float64))
+        mould = self.mode[st.material] == SPRINGS_MOULD
+        a["bonded"][mould] = 1
+        self.k.springs_plasticity_and_displacements(st.x, st.material, sim.index_of_id(), a["spring_partner"],
+                                                    a["spring_rest"], self.k_spring, self.alpha, self.gamma,
+                                                    sim.h, dt, self.d3)
+
+    def spring_count(self, state) -> int:
+        """Number of springs (each stored in both endpoints' rows)."""
+        if not self.has_springs:
+            return 0
+        return int(np.count_nonzero(state.arrays["spring_partner"] >= 0)) // 2

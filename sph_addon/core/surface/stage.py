@@ -1,0 +1,270 @@
+"""The meshing stage: ``DIR/particles/particles_####.ply`` -> ``DIR/surface/surface_####.ply``.
+
+Frames are independent (DESIGN.md section 2): any subset can run in any order,
+in several processes or on several machines. A surface file records, in its
+PLY header, the digest of the settings and of the particle file it was made
+from; a frame whose record matches is skipped unless ``force``. A frame whose
+particle file is missing or unreadable fails alone, with a reason naming the
+file; the others are meshed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..errors import InputError
+from ..plyio import PlyError, read_ply, write_ply
+from .settings import SurfaceSettings, surface_settings
+
+log = logging.getLogger(__name__)
+
+PARTICLES_DIR = "particles"
+SURFACE_DIR = "surface"
+_PARTICLE_RE = re.compile(r"^particles_(\d{4,})\.ply$")
+_STAMP = "sph_addon.surface/1"
+
+
+def particle_path(cache_dir: Path, frame: int) -> Path:
+    """``DIR/particles/particles_####.ply`` (Blender frame, four digits at least)."""
+    return Path(cache_dir) / PARTICLES_DIR / f"particles_{frame:04d}.ply"
+
+
+def surface_path(cache_dir: Path, frame: int) -> Path:
+    """``DIR/surface/surface_####.ply``."""
+    return Path(cache_dir) / SURFACE_DIR / f"surface_{frame:04d}.ply"
+
+
+def _available_frames(cache_dir: Path) -> list[int]:
+    pdir = cache_dir / PARTICLES_DIR
+    if not pdir.is_dir():
+        return []
+    return sorted(int(m.group(1)) for name in os.listdir(pdir) if (m := _PARTICLE_RE.match(name)))
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _header_comments(path: Path) -> list[str]:
+    """Comment lines of a PLY header ([] if the file is missing or not a PLY)."""
+    out = []
+    try:
+        with open(path, "rb") as fh:
+            if fh.readline().strip() != b"ply":
+                return []
+            for _ in range(200):  # our headers have ~20 lines; stop on garbage
+                line = fh.readline()
+                if not line or line.strip() == b"end_header":
+                    break
+                if line.startswith(b"comment "):
+                    out.append(line[8:].decode("ascii", "replace").strip())
+    except OSError:
+        return []
+    return out
+
+
+def _stamp(settings_digest: str, source_digest: str) -> list[str]:
+    return [_STAMP, f"settings {settings_digest}", f"source {source_digest}"]
+
+
+def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions (N,3) float64, velocities (N,3) float64, material (N,) uint8 of a particle file."""
+    data = read_ply(path)
+    vert = data.vertices
+    names = () if vert is None else vert.dtype.names
+    if vert is None or not {"x", "y", "z"} <= set(names):
+        raise PlyError(f"{path}: no vertex element with x y z properties")
+    x = np.column_stack([vert["x"], vert["y"], vert["z"]]).astype(np.float64)
+    if {"vx", "vy", "vz"} <= set(names):
+        v = np.column_stack([vert["vx"], vert["vy"], vert["vz"]]).astype(np.float64)
+    else:
+        v = np.zeros_like(x)
+    mat = vert["material"].astype(np.uint8) if "material" in names else np.zeros(len(x), np.uint8)
+    if not (np.isfinite(x).all() and np.isfinite(v).all()):
+        raise PlyError(f"{path}: non-finite particle positions or velocities")
+    return x, v, mat
+
+
+def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettings,
+               force: bool = False) -> str:
+    """Mesh one frame of a cache; return ``"meshed"`` or ``"skipped"``.
+
+    Parameters
+    ----------
+    cache_dir : the cache directory.
+    frame : Blender frame number.
+    settings : resolved surface settings.
+    force : re-mesh even if the surface file records the same settings and source.
+
+    Raises
+    ------
+    PlyError, OSError, ValueError
+        with a message naming the particle file.
+    """
+    from .reconstruct import reconstruct_materials  # numba kernels: load only when meshing
+
+    cache_dir = Path(cache_dir)
+    src = particle_path(cache_dir, frame)
+    dst = surface_path(cache_dir, frame)
+    if not src.is_file():
+        raise FileNotFoundError(f"{src}: missing particle file")
+    stamp = _stamp(settings.digest(), _file_digest(src))
+    if not force and all(c in _header_comments(dst) for c in stamp):
+        return "skipped"
+    x, v, mat = _read_particles(src)
+    try:
+        mesh = reconstruct_materials(x, v, mat, settings)
+    except ValueError as exc:
+        raise ValueError(f"{src}: {exc}") from exc
+    fields = [(n, "<f4") for n in ("x", "y", "z", "vx", "vy", "vz")]
+    if settings.normals:
+        fields += [(n, "<f4") for n in ("nx", "ny", "nz")]
+    fields.append(("material", "u1"))
+    out = np.empty(len(mesh.vertices), np.dtype(fields))
+    for d, n in enumerate("xyz"):
+        out[n] = mesh.vertices[:, d]
+        out["v" + n] = mesh.velocity[:, d]
+        if settings.normals:
+            out["n" + n] = mesh.normals[:, d]
+    out["material"] = mesh.material
+    write_ply(dst, out, mesh.faces, comments=stamp + [f"frame {frame}"])
+    return "meshed"
+
+
+def _worker_init(threads: int) -> None:
+    """Pool initializer: cap numba threads so jobs x threads <= cores."""
+    import numba
+
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    logging.basicConfig(level=logging.WARNING)
+
+
+def _run_frame(cache_dir: str, frame: int, settings_dict: dict, force: bool) -> tuple[int, str, float]:
+    t0 = time.perf_counter()
+    status = mesh_frame(cache_dir, frame, SurfaceSettings(**settings_dict), force)
+    return frame, status, time.perf_counter() - t0
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None, jobs: int = 1,
+               force: bool = False, progress: Callable[[int, int, int], None] | None = None) -> dict:
+    """Mesh the frames of a cache directory.
+
+    Parameters
+    ----------
+    cache_dir : directory holding ``scene.json`` and ``particles/particles_####.ply``.
+    frames : frame numbers to mesh; None = every particle file present.
+    jobs : worker processes (>= 1); each gets ``cores // jobs`` numba threads.
+    force : re-mesh frames whose surface is up to date.
+    progress : called as ``progress(done, total, frame)`` after each frame, in
+        this process.
+
+    Returns
+    -------
+    dict
+        ``cache_dir`` (str), ``settings`` (dict of the resolved settings, metres),
+        ``settings_digest``, ``meshed`` and ``skipped`` (sorted frame lists),
+        ``failed`` ({frame: reason naming the file}), ``seconds`` ({frame: wall
+        seconds of that frame}), ``wall_s`` (total).
+
+    Raises
+    ------
+    InputError
+        the directory, ``scene.json`` or its surface settings are unusable, or
+        there is no particle file at all (the message names the path or field).
+    """
+    t_start = time.perf_counter()
+    cache_dir = Path(cache_dir)
+    if not cache_dir.is_dir():
+        raise InputError(str(cache_dir), "not a directory")
+    if jobs < 1:
+        raise InputError("jobs", f"must be at least 1, got {jobs}")
+    scene_file = cache_dir / "scene.json"
+    try:
+        scene = json.loads(scene_file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError(str(scene_file), "missing (the cache's scene file)") from exc
+    except (OSError, ValueError) as exc:
+        raise InputError(str(scene_file), f"cannot be read as JSON ({exc})") from exc
+    if not isinstance(scene, dict):
+        raise InputError(str(scene_file), "expected a JSON object")
+    settings = surface_settings(scene)
+    available = _available_frames(cache_dir)
+    if not available:
+        raise InputError(str(cache_dir), f"no particle files ({PARTICLES_DIR}/particles_####.ply)")
+    todo = sorted(set(available if frames is None else (int(f) for f in frames)))
+
+    report = {"cache_dir": str(cache_dir), "settings": asdict(settings),
+              "settings_digest": settings.digest(), "meshed": [], "skipped": [], "failed": {},
+              "seconds": {}}
+    total = len(todo)
+    done = 0
+
+    def record(frame: int, status: str | None, seconds: float, error: BaseException | None) -> None:
+        nonlocal done
+        done += 1
+        if error is not None:
+            reason = str(error)
+            if str(particle_path(cache_dir, frame)) not in reason:
+                reason = f"{particle_path(cache_dir, frame)}: {reason}"
+            report["failed"][frame] = reason
+            log.error("frame %d failed: %s", frame, reason)
+        else:
+            report[status].append(frame)
+            report["seconds"][frame] = seconds
+            log.info("frame %d %s in %.3f s", frame, status, seconds)
+        if progress is not None:
+            progress(done, total, frame)
+
+    sdict = asdict(settings)
+    if jobs == 1 or total <= 1:
+        for frame in todo:
+            try:
+                _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
+                record(frame, status, sec, None)
+            except (OSError, ValueError) as exc:  # PlyError is a ValueError
+                record(frame, None, 0.0, exc)
+    else:
+        jobs = min(jobs, total)
+        threads = max(1, _cores() // jobs)
+        # spawn, not fork: numba's threading layer and an already-running
+        # parallel region do not survive fork (and Blender may host us).
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                 initargs=(threads,)) as pool:
+            futures = {pool.submit(_run_frame, str(cache_dir), f, sdict, force): f for f in todo}
+            for fut in as_completed(futures):
+                frame = futures[fut]
+                try:
+                    _, status, sec = fut.result()
+                    record(frame, status, sec, None)
+                except (OSError, ValueError) as exc:
+                    record(frame, None, 0.0, exc)
+    report["meshed"].sort()
+    report["skipped"].sort()
+    report["failed"] = dict(sorted(report["failed"].items()))
+    report["seconds"] = dict(sorted(report["seconds"].items()))
+    report["wall_s"] = time.perf_counter() - t_start
+    return report
