@@ -88,10 +88,12 @@ def main() -> int:
     n = sim.getFluidModel(0).numActiveParticles()
     t1 = time.perf_counter()
     tm = sph.TimeManager.getCurrent()
-    steps = 0
-    while tm.getTime() < args.seconds:
-        base.timeStepNoGUI()
-        steps += 1
+    steps = {"n": 0}
+    # runSimulation loops until stopAt without a GUI; timeStepNoGUI() called from
+    # Python segfaults in 2.19.0 (measured), so count steps through the callback.
+    base.setTimeStepCB(lambda: steps.__setitem__("n", steps["n"] + 1))
+    base.runSimulation()
+    steps = steps["n"]
     t2 = time.perf_counter()
     base.cleanup()
     json.dump({"particles": int(n), "init_s": t1 - t0, "wall_s": t2 - t1, "steps": steps,

@@ -33,3 +33,5 @@ DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 # Stable substep of the Jacobi density relaxation: dt <= factor * sqrt(h / k)
 # (see ViscoelasticModel.max_dt for the measurement behind it).
 RELAXATION_DT_FACTOR = 0.1
+# Stable substep of the Jacobi spring displacements: dt <= factor / sqrt(15 k_spring).
+SPRING_DT_FACTOR = 0.7

@@ -67,7 +67,7 @@ def _counting_sort(bucket, nbuckets, start, order):
 
 @njit(**config.NJIT_PARALLEL)
 def _fill_lists(x, cell, start, mask, radius, nbr, count):
-    """Fixed-width neighbour rows; returns the largest row length needed.
+    """Fixed-width neighbour rows; rows longer than K are truncated and ``count`` says so.
 
     Parameters
     ----------
@@ -80,7 +80,6 @@ def _fill_lists(x, cell, start, mask, radius, nbr, count):
     """
     r2 = radius * radius
     width = nbr.shape[1]
-    need = 0
     for i in prange(x.shape[0]):
         c = 0
         xi = x[i, 0]
@@ -104,8 +103,6 @@ def _fill_lists(x, cell, start, mask, radius, nbr, count):
                                 nbr[i, c] = j
                             c += 1
         count[i] = c
-        need = max(need, c)
-    return need
 
 
 
@@ -134,7 +131,6 @@ def _fill_lists_dense(x, cell, start, dims, radius, nbr, count):
     """
     r2 = radius * radius
     width = nbr.shape[1]
-    need = 0
     for i in prange(x.shape[0]):
         c = 0
         xi = x[i, 0]
@@ -154,8 +150,6 @@ def _fill_lists_dense(x, cell, start, dims, radius, nbr, count):
                             nbr[i, c] = j
                         c += 1
         count[i] = c
-        need = max(need, c)
-    return need
 
 
 class NeighborSearch:
@@ -229,9 +223,10 @@ class NeighborSearch:
             raise ValueError("search radius exceeds the cell size")
         while True:
             if self.dense:
-                need = _fill_lists_dense(x, self.cell, self.start, self.dims, radius, self.nbr, self.count)
+                _fill_lists_dense(x, self.cell, self.start, self.dims, radius, self.nbr, self.count)
             else:
-                need = _fill_lists(x, self.cell, self.start, self.mask, radius, self.nbr, self.count)
+                _fill_lists(x, self.cell, self.start, self.mask, radius, self.nbr, self.count)
+            need = int(self.count.max()) if len(x) else 0
             if need <= self.width:
                 return self.nbr, self.count
             self.width = int(need * 1.25) + 1

@@ -45,6 +45,7 @@ class ParticleState:
     time: float = 0.0
     removed: dict[int, int] = field(default_factory=dict)
     _specs: dict[str, tuple[tuple[int, ...], np.dtype]] = field(default_factory=lambda: dict(BASE_ARRAYS))
+    _fill: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name, (shape, dtype) in self._specs.items():
@@ -77,6 +78,7 @@ class ParticleState:
         if name in self._specs:
             return self.arrays[name]
         self._specs[name] = (tuple(trailing), np.dtype(dtype))
+        self._fill[name] = fill
         arr = np.full((self.n, *trailing), fill, dtype)
         self.arrays[name] = arr
         return arr
@@ -95,9 +97,20 @@ class ParticleState:
         for name, (shape, dtype) in self._specs.items():
             part = new.get(name)
             if part is None:
-                part = np.zeros((k, *shape), dtype)
+                # New particles get the array's declared fill (e.g. -1 = "no spring"), not zero.
+                part = np.full((k, *shape), self._fill.get(name, 0), dtype)
             self.arrays[name] = np.concatenate([self.arrays[name], np.asarray(part, dtype).reshape(k, *shape)])
         return ids
+
+    def resize_trailing(self, name: str, width: int) -> np.ndarray:
+        """Widen a (n, w) per-particle array to (n, width), new columns at the declared fill."""
+        arr = self.arrays[name]
+        grow = width - arr.shape[1]
+        if grow > 0:
+            arr = np.pad(arr, ((0, 0), (0, grow)), constant_values=self._fill.get(name, 0))
+            self.arrays[name] = arr
+            self._specs[name] = ((width,), arr.dtype)
+        return arr
 
     def permute(self, order: np.ndarray) -> None:
         """Reorder every per-particle array: new[i] = old[order[i]]."""

@@ -23,8 +23,8 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
                   yield_ratio=0.2),
     # A moulded solid that keeps a dent: springs made once, plastic past a small yield.
     "plasticine": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=5.0, stiff_viscosity=0.3,
-                       springs="mould", spring_stiffness=3000.0, plasticity=3.0, yield_ratio=0.03),
+                       springs="mould", spring_stiffness=8000.0, plasticity=8.0, yield_ratio=0.02),
     # A moulded elastic solid that springs back: springs made once, no plasticity.
     "jelly": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=2.0, stiff_viscosity=0.3,
-                  springs="mould", spring_stiffness=3000.0, plasticity=0.0, yield_ratio=0.1),
+                  springs="mould", spring_stiffness=20000.0, plasticity=0.0, yield_ratio=0.1),
 }

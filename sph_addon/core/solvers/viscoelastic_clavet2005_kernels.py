@@ -176,7 +176,7 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, rho, r
 
 
 @njit(**config.NJIT_PARALLEL)
-def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest):
+def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest, used_out):
     """Create springs (SCA 2005 Algorithm 5 preamble; thesis fig. 5.3 for moulds).
 
     Dynamic materials: every same-material neighbour pair with q < 1 and no spring
@@ -191,16 +191,13 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest)
     partner : (n,S) int64, mutated: partner ids, -1 for a free slot.
     rest : (n,S) float64, mutated: rest lengths L, m.
 
-    Returns
-    -------
-    The largest number of slots a row needed; if above S, nothing was lost for rows
-    that fit, and the caller grows S and calls again (rows that overflowed are
-    completed on the second call because existing springs are skipped).
+    used_out : (n,) int64, mutated: slots each row needed. Where that exceeds S the
+    caller grows S and calls again; rows are completed on the second call because
+    existing springs are skipped.
     """
     n = x.shape[0]
     width = partner.shape[1]
     inv_h = 1.0 / h
-    need = 0
     for i in prange(n):
         mi = mat[i]
         m = mode[mi]
@@ -209,7 +206,7 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest)
             if partner[i, s] >= 0:
                 used += 1
         if m == SPRINGS_NONE or (m == SPRINGS_MOULD and bonded[i] != 0):
-            need = max(need, used)
+            used_out[i] = used
             continue
         for kk in range(count[i]):
             j = nbr[i, kk]
@@ -239,8 +236,7 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest)
             if free >= 0:
                 partner[i, free] = pid
                 rest[i, free] = h if m == SPRINGS_DYNAMIC else r
-        need = max(need, used)
-    return need
+        used_out[i] = used
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .. import config
+from sph_addon.core import config
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -83,7 +83,8 @@ def _interpolate(y, cell_keys, starts, x, values, origin, cell, n1, n2, out, wsu
             out[v, 2] = 0.0
 
 
-def _average(y: np.ndarray, x: np.ndarray, values: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+def _average(y: np.ndarray, x: np.ndarray, values: np.ndarray,
+             radius: float) -> tuple[np.ndarray, np.ndarray]:
     out = np.zeros((len(y), values.shape[1]))
     wsum = np.zeros(len(y))
     if len(y) == 0 or len(x) == 0:

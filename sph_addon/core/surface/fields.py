@@ -25,12 +25,12 @@ surface is the level ``field == iso``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from numba import njit
 
-from .. import config
+from sph_addon.core import config
 
 
 @njit(**config.NJIT)
@@ -140,18 +140,18 @@ class Field:
 # rotated lattice (docs/surface.md "Calibration"; test_surface_reconstruct.py).
 #
 # clavet: support 2 s (about 33 neighbours, the support splashsurf uses with
-#   its usual smoothing length 2 r) and iso 1.22; in the bulk phi ~ 1.9. A lone
+#   its usual smoothing length 2 r) and iso 1.24; in the bulk phi ~ 1.9. A lone
 #   particle peaks at phi = 1 < iso: without the thin-feature floor
 #   (``min_radius``) isolated drops vanish, which is why that floor is on by
 #   default.
 # density: we keep the paper's first choice iso = 2 W_h(h) (section 4.2) and
-#   choose the smoothing length instead: support 2h = 1.4 s encloses the
+#   choose the smoothing length instead: support 2h = 1.36 s encloses the
 #   particles' volume, and a lone particle then shows as a sphere of radius
-#   (2 - 2^(1/3)) h = 0.52 s, about the particle radius: the paper's
+#   (2 - 2^(1/3)) h = 0.50 s, the particle radius: the paper's
 #   two-particle argument and volume preservation agree at this h.
 FIELDS: dict[str, Field] = {
-    "clavet": Field("clavet", clavet_weight, clavet_finish, 2.0, 1.22,
+    "clavet": Field("clavet", clavet_weight, clavet_finish, 2.0, 1.24,
                     "Clavet 2005, thesis section 7.2, eq. 7.1"),
-    "density": Field("density", density_weight, identity_finish, 1.4, 2.0,
+    "density": Field("density", density_weight, identity_finish, 1.36, 2.0,
                      "Desbrun & Cani 1996, sections 3.2 and 4.2"),
 }

@@ -134,7 +134,8 @@ def reconstruct_materials(x: np.ndarray, v: np.ndarray | None, material: np.ndar
     offsets = np.cumsum([0] + [len(p.vertices) for p in parts])
     return SurfaceMesh(
         vertices=np.concatenate([p.vertices for p in parts]),
-        faces=np.concatenate([p.faces + o for p, o in zip(parts, offsets)]).astype(np.int32),
+        faces=np.concatenate([p.faces + o for p, o in zip(parts, offsets[:-1], strict=True)])
+        .astype(np.int32),
         velocity=np.concatenate([p.velocity for p in parts]),
         normals=np.concatenate([p.normals for p in parts]) if settings.normals else None,
         material=np.concatenate([p.material for p in parts]),

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from ..errors import InputError
-from ..params import Parameter, resolve
+from sph_addon.core.errors import InputError
+from sph_addon.core.params import Parameter, resolve
 
 # Bump when a change of the meshing code changes its output for the same
 # settings, so that caches meshed by an older version are re-meshed.
@@ -24,8 +25,8 @@ ALGORITHM_VERSION = 1
 # imported from .fields so this module stays numba-free; test_surface_settings
 # checks the two agree).
 FIELD_DEFAULTS = {
-    "clavet": {"support_factor": 2.0, "iso": 1.22},
-    "density": {"support_factor": 1.4, "iso": 2.0},
+    "clavet": {"support_factor": 2.0, "iso": 1.24},
+    "density": {"support_factor": 1.36, "iso": 2.0},
 }
 CUBE_FACTOR = 0.5          # cube size = spacing / 2: ~4 cubes per support radius
 MIN_RADIUS_FACTOR = 0.5    # thin-feature radius = particle radius (spacing / 2)
@@ -37,10 +38,10 @@ SURFACE_PARAMETERS: tuple[Parameter, ...] = (
                           "anti-clustering kernel (Desbrun & Cani 1996, section 4)"),
     Parameter("support", 0.0, "m", 0.0, None, label="Smoothing Radius",
               description="Support radius of the field (h in Clavet, 2h in Desbrun-Cani); "
-                          "0 = automatic (2.0 spacings for clavet, 1.4 for density)"),
+                          "0 = automatic (2.0 spacings for clavet, 1.36 for density)"),
     Parameter("iso", 0.0, "", 0.0, None, label="Iso Value",
               description="Level of the field that is the surface; 0 = automatic "
-                          "(1.22 for clavet, 2 = 2 W_h(h) for density), calibrated to keep volume"),
+                          "(1.24 for clavet, 2 = 2 W_h(h) for density), calibrated to keep volume"),
     Parameter("cube_size", 0.0, "m", 0.0, None, label="Mesh Resolution",
               description="Edge of a marching-cubes cell; 0 = automatic (half the particle spacing)"),
     Parameter("thin_features", True, label="Keep Droplets",
@@ -78,7 +79,7 @@ class SurfaceSettings:
 
     field: str = "clavet"
     support: float = 0.1
-    iso: float = 1.22
+    iso: float = 1.24
     cube_size: float = 0.025
     min_radius: float = 0.025
     smoothing_iterations: int = 5
@@ -92,7 +93,8 @@ class SurfaceSettings:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def settings_from_values(values: Mapping[str, Any], spacing: float, where: str = "surface") -> SurfaceSettings:
+def settings_from_values(values: Mapping[str, Any], spacing: float,
+                         where: str = "surface") -> SurfaceSettings:
     """Turn resolved parameter values into :class:`SurfaceSettings` (absolute metres).
 
     Parameters

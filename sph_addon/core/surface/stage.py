@@ -17,15 +17,16 @@ import multiprocessing
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterable
 
 import numpy as np
 
-from ..errors import InputError
-from ..plyio import PlyError, read_ply, write_ply
+from sph_addon.core.errors import InputError
+from sph_addon.core.plyio import PlyError, read_ply, write_ply
+
 from .settings import SurfaceSettings, surface_settings
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,94 @@
+"""On-disk cache of mesh SDFs, keyed by the mesh data and the build settings.
+
+A file ``sdf_<key>.npz`` holds ``params``, ``grid``, ``build_s``, ``mode`` and
+the full ``key``; it is written atomically (``core.atomic.atomic_open``) and
+read with ``np.load(..., allow_pickle=False)`` only (DESIGN.md section 4: caches
+are never unpickled). A file that is unreadable or whose stored key differs is
+treated as a miss and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .. import config
+from ..atomic import atomic_open
+from .sdf_mesh import MeshSDF, build_mesh_sdf
+
+log = logging.getLogger(__name__)
+
+# Bump when the builder changes its output for the same input, so old files miss.
+FORMAT_VERSION = "sph_addon.sdf_mesh/1"
+
+
+def sdf_key(vertices: np.ndarray, triangles: np.ndarray, settings: dict) -> str:
+    """Hex SHA-256 of the mesh arrays (exact bytes, fixed dtypes and byte order) and settings."""
+    v = np.ascontiguousarray(vertices, dtype="<f8")
+    t = np.ascontiguousarray(triangles, dtype="<i8")
+    hsh = hashlib.sha256()
+    hsh.update(FORMAT_VERSION.encode())
+    hsh.update(json.dumps(settings, sort_keys=True, default=repr).encode())
+    hsh.update(repr((v.shape, t.shape)).encode())
+    hsh.update(v.tobytes())
+    hsh.update(t.tobytes())
+    return hsh.hexdigest()
+
+
+def cached_mesh_sdf(vertices, triangles, cache_dir: str | os.PathLike, *, cell_size: float,
+                    padding: float, thickness: float = 0.0, mode: str = "solid",
+                    flip_normals: bool = False, hole_closing: float = 0.0,
+                    memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh") -> MeshSDF:
+    """``build_mesh_sdf`` through a cache directory.
+
+    Parameters are those of ``build_mesh_sdf``, plus ``cache_dir`` (created if
+    missing). ``memory_budget`` and ``where`` are not part of the key: they do
+    not change the field. Returns the cached field (``build_s`` is that of the
+    original build) or builds, stores and returns a new one.
+    """
+    settings = dict(cell_size=float(cell_size), padding=float(padding), thickness=float(thickness),
+                    mode=str(mode), flip_normals=bool(flip_normals), hole_closing=float(hole_closing))
+    v = np.asarray(vertices)
+    t = np.asarray(triangles)
+    if not (v.ndim == 2 and t.ndim == 2 and v.size and t.size and np.issubdtype(t.dtype, np.integer)):
+        # Let the builder produce the proper InputError.
+        return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+    key = sdf_key(v, t, settings)
+    path = Path(cache_dir) / f"sdf_{key[:40]}.npz"
+    hit = _load(path, key)
+    if hit is not None:
+        log.debug("%s: SDF cache hit %s", where, path.name)
+        return hit
+    sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, params=sdf.params, grid=sdf.grid, build_s=np.float64(sdf.build_s),
+                 mode=np.str_(sdf.mode), key=np.str_(key))
+    log.debug("%s: SDF cached to %s", where, path)
+    return sdf
+
+
+def _load(path: Path, key: str) -> MeshSDF | None:
+    """The cached field at ``path`` if it exists, is well formed and has ``key``; else None."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["key"]) != key:
+                return None
+            params = np.ascontiguousarray(z["params"], np.float64)
+            grid = np.ascontiguousarray(z["grid"], np.float32)
+            build_s = float(z["build_s"])
+            mode = str(z["mode"])
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        log.warning("ignoring unreadable SDF cache file %s (%s)", path, exc)
+        return None
+    if params.shape != (4,) or grid.ndim != 3 or min(grid.shape) < 2 or not np.isfinite(grid).all():
+        log.warning("ignoring malformed SDF cache file %s", path)
+        return None
+    return MeshSDF(params=params, grid=grid, build_s=build_s, mode=mode)

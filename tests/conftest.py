@@ -1,0 +1,40 @@
+"""Shared fixtures: small scenes built in code, so each test states its own setup."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCENES = REPO / "scripts" / "scenes"
+
+
+def scene_dict(**overrides) -> dict:
+    """A small water box in a tank; override any top-level key."""
+    base = {
+        "format": "sph_addon.scene/1",
+        "name": "test",
+        "particle_spacing": 0.05,
+        "frame_start": 1,
+        "frame_end": 3,
+        "fps": 30,
+        "materials": [{"name": "water", "preset": "water"}],
+        "sources": [{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.4, 0.4, 0.3]}],
+        "colliders": [{"type": "box_container", "name": "tank", "size": [0.4, 0.4, 1.0],
+                       "position": [0.2, 0.2, 0.5]}],
+    }
+    base.update(copy.deepcopy(overrides))
+    return base
+
+
+@pytest.fixture
+def write_scene(tmp_path):
+    def _write(data: dict, name: str = "scene.json") -> Path:
+        p = tmp_path / name
+        p.write_text(json.dumps(data))
+        return p
+
+    return _write
