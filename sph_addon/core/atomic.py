@@ -14,12 +14,24 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once at import: os.umask is process-wide and probing it later races other threads.
+_UMASK = _umask()
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on clean exit it replaces ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp creates 0600; cache files must be readable by render nodes running as other users.
+    os.chmod(tmp, 0o666 & ~_UMASK)
     try:
         with os.fdopen(fd, mode) as fh:
             yield fh
@@ -30,6 +42,9 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+: os.umask is process-wide and not thread-safe to probe later
 
 
 def write_json(path: str | os.PathLike, data: object) -> None:

@@ -108,10 +108,14 @@ def prepare(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: t
     if root.exists():
         _check_writable(root)
     else:
+        # Nothing may be created for bad input: check the nearest existing ancestor instead.
         parent = root.parent
         while not parent.exists() and parent != parent.parent:
             parent = parent.parent
-        if not os.access(parent, os.W_OK):
+        if not parent.is_dir():
+            raise InputError(str(root), f"the output directory cannot be created ({parent} is a file); "
+                                        "choose another --out")
+        if not os.access(parent, os.W_OK | os.X_OK):
             raise InputError(str(root), f"the output directory cannot be created ({parent} is not writable); "
                                         "choose another --out")
     return scene, cache
@@ -146,6 +150,7 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
     scene, cache = prepare(scene_path, out_dir, frames, resume, force)
     sim = Simulation(scene)
     if resume:
+        cache.remove_stale_temps()
         manifest = cache.read_manifest()
         arrays, meta = cache.read_checkpoint(manifest["checkpoint"])
         sim.restore(arrays, meta)

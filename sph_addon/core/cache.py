@@ -130,9 +130,20 @@ class CacheDir:
             if p.name != self.checkpoint_path(keep).name:
                 p.unlink(missing_ok=True)
 
+    def remove_stale_temps(self) -> int:
+        """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""
+        n = 0
+        for folder in (self.root, *(self.root / f for f, _, _ in _OWN_PATTERNS)):
+            if folder.is_dir():
+                for p in folder.glob(".*.tmp"):
+                    p.unlink(missing_ok=True)
+                    n += 1
+        return n
+
     def owned_files(self) -> list[Path]:
         """Every file a bake or meshing run writes here (what ``free`` deletes)."""
         files = [p for p in (self.manifest_path, self.scene_path) if p.exists()]
+        files += [p for p in self.root.glob(".*.tmp")] if self.root.is_dir() else []
         for folder, prefix, suffix in _OWN_PATTERNS:
             d = self.root / folder
             if d.is_dir():

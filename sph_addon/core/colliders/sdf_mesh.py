@@ -705,7 +705,8 @@ def _crossed_skin(ext, origin, h, tv, start, items, block, skin):
                     best_cos = 0.0
                     for s in range(start[b], start[b + 1]):
                         t = items[s]
-                        par = _segment_hits_triangle(ax, ay, az, ax + di * h, ay + dj * h, az + dk * h, tv, t)
+                        par = _segment_hits_triangle(ax, ay, az, ax + di * h, ay + dj * h, az + dk * h,
+                                                     tv, t)
                         if par < 0.0:
                             continue
                         e1x = tv[t, 1, 0] - tv[t, 0, 0]
@@ -989,7 +990,8 @@ def _grid_layout(v: np.ndarray, h: float, pad: float) -> tuple[np.ndarray, np.nd
 
 def estimate_sdf_bytes(dims, n_triangles: int) -> int:
     """Peak bytes of ``build_mesh_sdf`` for a grid of ``dims`` nodes and ``n_triangles``."""
-    return int(np.prod(np.asarray(dims, dtype=np.int64))) * _BYTES_PER_NODE + n_triangles * _BYTES_PER_TRIANGLE
+    nodes = int(np.prod(np.asarray(dims, dtype=np.int64)))
+    return nodes * _BYTES_PER_NODE + n_triangles * _BYTES_PER_TRIANGLE
 
 
 def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thickness: float = 0.0,
@@ -1115,7 +1117,8 @@ def _build_solid(tv, origin, h, dims, dist2, ids, start, items, tlo, thi, block,
     ext = _flood_exterior(dist2, tau2, queue)
     del queue
     band = np.argwhere((dist2 <= tau2) & (ext == 0)).astype(np.int64)
-    depth = int(math.ceil(tau / h)) + 2
+    # A staircase path through a band tau thick takes up to 3 tau / h axis steps.
+    depth = int(math.ceil(3.0 * tau / h)) + 2
     _grow_exterior(ext, band, origin, h, tv, tlo, thi, start, items, block, depth)
     if ext.all():
         log.warning("%s: the mesh encloses no volume at cell size %g m (open surface?); "
@@ -1160,9 +1163,3 @@ def _exterior_rim(ext: np.ndarray) -> np.ndarray:
         rim[tuple(lo)] |= e[tuple(lo)] & ~e[tuple(hi)]
         rim[tuple(hi)] |= e[tuple(hi)] & ~e[tuple(lo)]
     return np.argwhere(rim)
-    log.debug("%s: %d of %d triangles are inside the object and ignored", where,
-              int((~vis).sum()), len(vis))
-    tv_skin = np.ascontiguousarray(tv[vis])
-    dist2_in, _, _, _, _, _, _, _ = _unsigned(tv_skin, origin, h, dims)
-    _assemble_solid(ext, dist2, dist2_in, out)
-    return out

@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit, prange
 
 from sph_addon.core import config
+from sph_addon.core.surface.fields import field_finish, field_weight
 
 # Cubes per block edge. 16 keeps a block's field (17^3 float32 = 19 kB) in L2
 # while making the per-(particle, block) overhead small (a support of 4 cubes
@@ -229,7 +230,7 @@ def _fill_pairs(xs, hc, block, nby, nbz, offsets, pair_block, pair_particle):
 
 @njit(**config.NJIT)
 def _block_field(b, block_keys, starts, order_particle, xs, hc, block, nby, nbz,
-                 weight, finish, iso, q_min, out):
+                 kind, iso, q_min, out):
     """Field at the (B+1)^3 lattice points of one block; mutates ``out``.
 
     phi = finish(sum_j weight(|x - x_j| / support)) (Clavet eq. 7.1 or the
@@ -247,7 +248,7 @@ def _block_field(b, block_keys, starts, order_particle, xs, hc, block, nby, nbz,
     xs : (N, 3) float64 positions in lattice units.
     hc : float, support in lattice units.
     block, nby, nbz : block layout.
-    weight, finish : njit field functions.
+    kind : int, field id (:data:`.fields.FIELDS` ``kind``).
     iso : float, iso-value.
     q_min : float, thin-feature radius / support (0 disables).
     out : (B+1, B+1, B+1) float32, out.
@@ -285,7 +286,7 @@ def _block_field(b, block_keys, starts, order_particle, xs, hc, block, nby, nbz,
                     r2 = dxy2 + (iz - pz) * (iz - pz)
                     if r2 < hc2:
                         q = np.sqrt(r2) * inv_hc
-                        acc[ix, iy, iz] += weight(q)
+                        acc[ix, iy, iz] += field_weight(kind, q)
                         if use_floor:
                             g = scale * (1.0 - q)
                             if g > floor_[ix, iy, iz]:
@@ -294,7 +295,7 @@ def _block_field(b, block_keys, starts, order_particle, xs, hc, block, nby, nbz,
         for iy in range(m):
             for iz in range(m):
                 a = acc[ix, iy, iz]
-                f = finish(a) if a > 0.0 else 0.0
+                f = field_finish(kind, a) if a > 0.0 else 0.0
                 if floor_[ix, iy, iz] > f:
                     f = floor_[ix, iy, iz]
                 out[ix, iy, iz] = f
@@ -317,7 +318,7 @@ def _cell_case(f, ix, iy, iz, iso, inside):
 
 @njit(**config.NJIT_PARALLEL)
 def _fields_and_counts(block_keys, starts, order_particle, xs, hc, block, nby, nbz,
-                       weight, finish, iso, q_min, tet_corners, tet_ntri, fields, counts):
+                       kind, iso, q_min, tet_corners, tet_ntri, fields, counts):
     """Pass 1 over blocks (parallel): fill each block's field, count its triangles.
 
     Mutates ``fields`` ((K, B+1, B+1, B+1) float32) and ``counts`` ((K,) int64).
@@ -326,7 +327,7 @@ def _fields_and_counts(block_keys, starts, order_particle, xs, hc, block, nby, n
     """
     for b in prange(block_keys.shape[0]):
         _block_field(b, block_keys, starts, order_particle, xs, hc, block, nby, nbz,
-                     weight, finish, iso, q_min, fields[b])
+                     kind, iso, q_min, fields[b])
         f = fields[b]
         inside = np.empty(8, np.bool_)
         c = 0
@@ -418,7 +419,7 @@ def _gather_vertices(pos_flat, first, out):
             out[v, d] = pos_flat[first[v], d]
 
 
-def extract(x: np.ndarray, support: float, cube_size: float, iso: float, weight, finish,
+def extract(x: np.ndarray, support: float, cube_size: float, iso: float, kind: int,
             min_radius: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Polygonise ``field == iso`` around particles ``x``; welded, closed, outward.
 
@@ -428,7 +429,7 @@ def extract(x: np.ndarray, support: float, cube_size: float, iso: float, weight,
     support : support radius of the field (m), > 0.
     cube_size : marching-cubes cell edge (m), > 0.
     iso : iso-value (dimensionless, > 0).
-    weight, finish : njit field functions (see :mod:`.fields`).
+    kind : field id (``FIELDS[name].kind``, see :mod:`.fields`).
     min_radius : thin-feature radius (m), 0 disables; must be < support.
 
     Returns
@@ -476,7 +477,7 @@ def extract(x: np.ndarray, support: float, cube_size: float, iso: float, weight,
     tri_counts = np.empty(nblk, np.int64)
     q_min = min_radius / support
     _fields_and_counts(block_keys, starts, order_particle, xs, hc, BLOCK, nb[1], nb[2],
-                       weight, finish, float(iso), q_min, TET_CORNERS, TET_NTRI, fields, tri_counts)
+                       int(kind), float(iso), q_min, TET_CORNERS, TET_NTRI, fields, tri_counts)
     tri_start = np.zeros(nblk + 1, np.int64)
     np.cumsum(tri_counts, out=tri_start[1:])
     ntri = int(tri_start[-1])

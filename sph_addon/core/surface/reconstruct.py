@@ -87,7 +87,7 @@ def reconstruct_surface(x: np.ndarray, v: np.ndarray | None, settings: SurfaceSe
         return SurfaceMesh.empty(settings.normals)
     field = FIELDS[settings.field]
     verts, faces = extract(x, settings.support, settings.cube_size, settings.iso,
-                           field.weight, field.finish, settings.min_radius)
+                           field.kind, settings.min_radius)
     if len(faces) == 0:
         return SurfaceMesh.empty(settings.normals)
     verts = taubin_smooth(verts, faces, settings.smoothing_iterations,

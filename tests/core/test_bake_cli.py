@@ -1,0 +1,171 @@
+"""The command line and the cache: resume after a kill, overwrite protection, bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import REPO, SCENES, scene_dict
+
+from sph_addon.core.cache import CacheDir
+from sph_addon.core.plyio import read_ply
+
+
+def cli(*args, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sph_addon", *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _goo_scene() -> dict:
+    # Springs (dynamic, plastic) and viscosity, so the checkpoint must carry spring state to resume exactly.
+    return scene_dict(frame_end=14, particle_spacing=0.03,
+                      materials=[{"name": "goo", "preset": "honey"}],
+                      sources=[{"type": "box", "material": "goo", "min": [0, 0, 0.1], "max": [0.3, 0.3, 0.4]}],
+                      colliders=[{"type": "box_container", "size": [0.6, 0.6, 1.0], "position": [0.15, 0.15, 0.5]}])
+
+
+def test_sigkill_mid_bake_then_resume_equals_uninterrupted(tmp_path, write_scene):
+    scene = write_scene(_goo_scene())
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    assert cli("bake", scene, "--out", full, "--quiet").returncode == 0
+
+    proc = subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(killed),
+                             "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    manifest = killed / "manifest.json"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if manifest.exists() and len(json.loads(manifest.read_text())["frames_done"]) >= 5:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = json.loads(manifest.read_text())["frames_done"]
+    assert 5 <= len(done) < 14, "the kill must land mid-bake"
+
+    # Every file the killed bake left parses, and nothing half-written is visible.
+    cache = CacheDir(killed)
+    for f in done:
+        assert len(cache.read_particles(f)) > 0
+    arrays, meta = cache.read_checkpoint(cache.read_manifest()["checkpoint"])
+    assert "spring_partner" in arrays and meta["frame"] in done
+
+    r = cli("bake", scene, "--out", killed, "--resume", "--quiet")
+    assert r.returncode == 0, r.stderr
+    a = read_ply(full / "particles" / "particles_0014.ply").vertices
+    b = read_ply(killed / "particles" / "particles_0014.ply").vertices
+    assert np.array_equal(a, b), "resumed bake differs from the uninterrupted one"
+    assert not list(killed.rglob("*.tmp")), "stale temporary files left behind"
+
+
+def test_existing_cache_is_not_overwritten_without_force(tmp_path, write_scene):
+    scene = write_scene(scene_dict(frame_end=2))
+    out = tmp_path / "c"
+    assert cli("bake", scene, "--out", out, "--quiet").returncode == 0
+    before = (out / "particles" / "particles_0002.ply").read_bytes()
+    r = cli("bake", scene, "--out", out, "--quiet")
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert (out / "particles" / "particles_0002.ply").read_bytes() == before
+    assert cli("bake", scene, "--out", out, "--quiet", "--force").returncode == 0
+
+
+def test_info_and_validate(tmp_path, write_scene):
+    scene = write_scene(scene_dict(frame_end=3))
+    assert "valid" in cli("validate", scene).stdout
+    out = tmp_path / "c"
+    cli("bake", scene, "--out", out, "--quiet")
+    info = cli("info", out)
+    assert info.returncode == 0 and "complete" in info.stdout
+    manifest = json.loads(cli("info", out, "--json").stdout)
+    assert manifest["frames_done"] == [1, 2, 3]
+
+
+def test_particle_ply_layout(tmp_path, write_scene):
+    """Binary little-endian, x y z vx vy vz float32, id uint32, material uint8 (DESIGN.md section 4)."""
+    scene = write_scene(scene_dict(frame_end=2))
+    cli("bake", scene, "--out", tmp_path / "c", "--quiet")
+    path = tmp_path / "c" / "particles" / "particles_0002.ply"
+    header = path.read_bytes().split(b"end_header")[0].decode()
+    assert "format binary_little_endian 1.0" in header
+    for prop in ("float x", "float y", "float z", "float vx", "float vy", "float vz", "uint id", "uchar material"):
+        assert f"property {prop}\n" in header
+    v = read_ply(path).vertices
+    assert len(np.unique(v["id"])) == len(v)
+
+
+BAD_INPUTS = [
+    ("malformed JSON", "{not json", "not valid JSON"),
+    ("unknown field", dict(scene_dict(), colour="blue"), "colour: unknown field"),
+    ("wrong type", scene_dict(particle_spacing="small"), "particle_spacing: expected a number"),
+    ("non-finite", scene_dict(simulation={"gravity": [0, 0, float("nan")]}), "simulation.gravity[2]"),
+    ("negative", scene_dict(materials=[{"name": "water", "preset": "water", "params": {"viscosity": -1}}]),
+     "materials[0].params.viscosity: must be at least 0"),
+    ("unknown material", scene_dict(sources=[{"type": "box", "material": "lava", "min": [0, 0, 0],
+                                              "max": [1, 1, 1]}]), "sources[0].material: unknown material 'lava'"),
+    ("unknown preset", scene_dict(materials=[{"name": "water", "preset": "lava"}]),
+     "materials[0].preset: unknown preset"),
+    ("memory budget", scene_dict(particle_spacing=0.001), "MiB"),
+]
+
+
+@pytest.mark.parametrize("label,content,expected", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_exit_2_one_sentence_nothing_written(tmp_path, label, content, expected):
+    scene = tmp_path / "scene.json"
+    scene.write_text(content if isinstance(content, str) else json.dumps(content).replace("NaN", "NaN"))
+    out = tmp_path / "out"
+    r = cli("bake", scene, "--out", out)
+    assert r.returncode == 2
+    assert expected in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists(), "nothing may be written for bad input"
+
+
+def test_unwritable_output_directory(tmp_path, write_scene):
+    if os.geteuid() == 0:
+        # root ignores directory permissions; a path under a regular file cannot be created by anyone.
+        blocker = tmp_path / "file"
+        blocker.write_text("x")
+        out = blocker / "cache"
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        out = locked / "cache"
+    r = cli("bake", write_scene(scene_dict()), "--out", out)
+    assert r.returncode == 2 and "cannot" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_simulation_failure_exit_3_keeps_earlier_frames(tmp_path, write_scene):
+    # Far too stiff for the forced single substep: it must blow up, be caught, and name the frame.
+    # No tank: walls would clamp the runaway displacements and hide the blow-up.
+    scene = write_scene(scene_dict(frame_end=6, simulation={"substeps": 1}, colliders=[],
+                                   materials=[{"name": "water", "preset": "water",
+                                               "params": {"stiffness": 100000.0}}]))
+    out = tmp_path / "c"
+    r = cli("bake", scene, "--out", out, "--quiet")
+    assert r.returncode == 3 and "frame" in r.stderr
+    assert (out / "particles" / "particles_0001.ply").exists()
+
+
+@pytest.mark.slow
+def test_dam_break_two_seconds_stays_in_tank_and_surges(tmp_path):
+    """The sample dam break (DESIGN.md section 4 CLI): no particle leaves the 4 x 1.5 x 3 m tank over 2 s,
+    and the surge front (max x, recorded per frame in the manifest) runs along the floor to the far wall."""
+    out = tmp_path / "dam"
+    r = cli("bake", SCENES / "dam_break.json", "--out", out, "--quiet", timeout=3000)
+    assert r.returncode == 0, r.stderr
+    m = CacheDir(out).read_manifest()
+    assert m["removed"] == {}
+    fronts = []
+    for f in m["frames_done"]:
+        s = m["stats"][str(f)]
+        lo, hi = np.array(s["bounds_min"]), np.array(s["bounds_max"])
+        assert np.all(lo >= -1e-6) and np.all(hi <= np.array([4, 1.5, 3]) + 1e-6), f"frame {f} left the tank"
+        fronts.append(hi[0])
+    assert fronts[0] < 1.0 + 1e-6
+    assert all(b >= a - 0.02 for a, b in zip(fronts[:10], fronts[1:11])), "the front must advance"
+    assert max(fronts) > 3.8, "the surge must reach the far wall"
