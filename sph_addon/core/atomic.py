@@ -44,9 +44,6 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
         raise
 
 
-: os.umask is process-wide and not thread-safe to probe later
-
-
 def write_json(path: str | os.PathLike, data: object) -> None:
     """Write ``data`` as indented JSON, atomically."""
     with atomic_open(path, "w") as fh:
