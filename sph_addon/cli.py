@@ -51,6 +51,20 @@ class _ProgressPrinter:
         self.stream.flush()
 
 
+class _MeshProgress:
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.t0 = time.perf_counter()
+
+    def __call__(self, done: int, total: int, frame: int) -> None:
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed / done * (total - done) if done else float("nan")
+        end = "\n" if not self.stream.isatty() or done == total else ""
+        lead = "\r" if self.stream.isatty() else ""
+        self.stream.write(f"{lead}meshed frame {frame} ({done}/{total}), ETA {_fmt_time(eta)}   {end}")
+        self.stream.flush()
+
+
 def _cmd_validate(args) -> int:
     from .core.scene import load_scene
 
@@ -96,7 +110,9 @@ def _cmd_mesh(args) -> int:
     from .core.surface.stage import mesh_cache
 
     frames = parse_frames(args.frames)
-    report = mesh_cache(args.dir, frames=frames, jobs=args.jobs, force=args.force)
+    progress = None if args.quiet else _MeshProgress()
+    report = mesh_cache(args.dir, frames=None if frames is None else range(frames[0], frames[1] + 1),
+                        jobs=args.jobs, force=args.force, progress=progress)
     failed = report.get("failed") or {}
     for frame, why in sorted(failed.items()):
         print(f"frame {frame}: {why}", file=sys.stderr)
@@ -123,6 +139,17 @@ def _cmd_info(args) -> int:
         lo = " ".join(f"{v:7.3f}" for v in s["bounds_min"])
         hi = " ".join(f"{v:7.3f}" for v in s["bounds_max"])
         print(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}")
+    return EXIT_OK
+
+
+def _cmd_preview(args) -> int:
+    from .core.bake import parse_frames
+    from .core.preview import render_frames
+
+    frames = parse_frames(args.frames)
+    out = render_frames(args.dir, None if frames is None else list(range(frames[0], frames[1] + 1, args.every)),
+                        out=args.out, view=args.view)
+    print(f"wrote {out}")
     return EXIT_OK
 
 
@@ -155,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--frames", help="A-B")
     m.add_argument("--jobs", type=int, default=1, help="processes")
     m.add_argument("--force", action="store_true", help="re-mesh frames already meshed with the same settings")
+    m.add_argument("--quiet", action="store_true", help="no progress output")
     m.set_defaults(func=_cmd_mesh)
     i = sub.add_parser("info", help="describe a cache directory")
     i.add_argument("dir")
@@ -163,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a scene file")
     v.add_argument("scene")
     v.set_defaults(func=_cmd_validate)
+    p = sub.add_parser("preview", help="render baked frames of particles into a PNG (no Blender)")
+    p.add_argument("dir", help="cache directory")
+    p.add_argument("--out", help="PNG path (default DIR/preview.png)")
+    p.add_argument("--frames", help="A-B (default: six frames spread over the bake)")
+    p.add_argument("--every", type=int, default=10, help="with --frames: every Nth frame")
+    p.add_argument("--view", default="front", help="front, side or top")
+    p.set_defaults(func=_cmd_preview)
     s = sub.add_parser("schema", help="write the scene format reference (docs/scene_format.md)")
     s.add_argument("--out")
     s.set_defaults(func=_cmd_schema)

@@ -44,7 +44,6 @@ if str(ROOT) not in sys.path:
 
 log = logging.getLogger("bench.surface")
 
-PEER_PYTHON = os.environ.get("SPH_BENCH_PEER_PYTHON", "/tmp/venvs/bench/bin/python")
 SPACING = 0.05          # m; the particle radius r is half of it
 SUPPORT_FACTOR = 2.0    # support in spacings = splashsurf smoothing_length 2 r (support 4 r)
 CUBE_FACTOR = 0.5       # cube in spacings = splashsurf cube_size 1 r
@@ -181,11 +180,13 @@ def _run_peer(x: np.ndarray, radius: float, repeats: int, threads: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "x.npy", Path(tmp) / "mesh.npz"
         np.save(src, x)
-        env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
-        proc = subprocess.run([PEER_PYTHON, "-c", _PEER_SCRIPT, str(src), str(dst), repr(radius),
-                               str(repeats)], capture_output=True, text=True, env=env, check=False)
+        from peers import peer_env, peer_python
+
+        python = peer_python()
+        proc = subprocess.run([python, "-c", _PEER_SCRIPT, str(src), str(dst), repr(radius),
+                               str(repeats)], capture_output=True, text=True, env=peer_env(threads), check=False)
         if proc.returncode != 0:
-            raise RuntimeError(f"splashsurf run failed ({PEER_PYTHON}):\n{proc.stderr[-2000:]}")
+            raise RuntimeError(f"splashsurf run failed ({python}):\n{proc.stderr[-2000:]}")
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         mesh = np.load(dst)
         out["vertices"], out["faces"] = mesh["vertices"], mesh["faces"]

@@ -16,9 +16,9 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .atomic import write_json
 from .cache import CacheDir
@@ -166,6 +166,9 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
         stats = sim.check_and_stats()
         _write_frame(cache, sim, manifest, stats.as_dict(), checkpoint=True)
 
+    mesher = _frame_mesher(scene, cache)
+    if mesher is not None and not resume:
+        mesher(scene.frame_start)
     every = scene.simulation["checkpoint_every"]
     t_start = time.perf_counter()
     first = sim.frame
@@ -178,6 +181,8 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
         last = sim.frame == scene.frame_end
         _write_frame(cache, sim, manifest, stats.as_dict(),
                      checkpoint=last or (sim.frame - scene.frame_start) % every == 0)
+        if mesher is not None:
+            mesher(sim.frame)
         if progress is not None:
             now = time.perf_counter()
             progress(Progress(sim.frame, first, scene.frame_end, stats.particles, stats.substeps, now - t0,
@@ -186,6 +191,17 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
         manifest["complete"] = True
         cache.write_manifest(manifest)
     return manifest
+
+
+def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None:
+    """Meshes a frame right after it is written, when the scene's surface asks for it."""
+    if not scene.surface.get("mesh_during_bake"):
+        return None
+    from .surface.settings import surface_settings
+    from .surface.stage import mesh_frame
+
+    settings = surface_settings(scene.raw)
+    return lambda frame: mesh_frame(cache.root, frame, settings, force=True)
 
 
 def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, checkpoint: bool) -> None:

@@ -10,8 +10,9 @@ JSON path of the first bad field.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import InputError
 

@@ -160,6 +160,10 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     surface = data.get("surface") or {}
     if not isinstance(surface, dict):
         raise InputError("surface", "expected an object")
+    from .surface.settings import SURFACE_PARAMETERS, surface_settings
+
+    surface_settings(data)  # validates the section (JSON paths in errors) before any work
+    surface = resolve(SURFACE_PARAMETERS, surface, "surface")
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,

@@ -244,7 +244,7 @@ class Simulation:
             lo, hi = st.x.min(axis=0), st.x.max(axis=0)
         else:
             speed, lo, hi = 0.0, np.zeros(3), np.zeros(3)
-        springs = sum(getattr(m, "spring_count")(st) for m in self.models if hasattr(m, "spring_count"))
+        springs = sum(m.spring_count(st) for m in self.models if hasattr(m, "spring_count"))
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, springs)
 

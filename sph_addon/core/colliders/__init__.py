@@ -10,9 +10,10 @@ compiling anything. A mesh collider is one more entry with a grid-sampled SDF.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from sph_addon.core import config
+from .. import config
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from numba import njit
 
-from sph_addon.core import config
+from .. import config
 
 
 @njit(**config.NJIT)

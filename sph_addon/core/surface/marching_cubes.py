@@ -50,8 +50,8 @@ import itertools
 import numpy as np
 from numba import njit, prange
 
-from sph_addon.core import config
-from sph_addon.core.surface.fields import field_finish, field_weight
+from .. import config
+from .fields import field_finish, field_weight
 
 # Cubes per block edge. 16 keeps a block's field (17^3 float32 = 19 kB) in L2
 # while making the per-(particle, block) overhead small (a support of 4 cubes

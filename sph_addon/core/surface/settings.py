@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sph_addon.core.errors import InputError
-from sph_addon.core.params import Parameter, resolve
+from ..errors import InputError
+from ..params import Parameter, resolve
 
 # Bump when a change of the meshing code changes its output for the same
 # settings, so that caches meshed by an older version are re-meshed.
@@ -56,6 +56,8 @@ SURFACE_PARAMETERS: tuple[Parameter, ...] = (
               description="Taubin shrink step lambda (Taubin 1995)"),
     Parameter("smoothing_mu", -0.53, "", -1.0, -0.01, label="Smoothing Mu",
               description="Taubin inflate step mu (negative, |mu| slightly above lambda)"),
+    Parameter("mesh_during_bake", False, label="Mesh During Bake",
+              description="Mesh each frame as soon as it is simulated (otherwise run the mesh stage later)"),
     Parameter("normals", True, label="Normals",
               description="Write per-vertex normals (nx ny nz) into the surface files"),
 )

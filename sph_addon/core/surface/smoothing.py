@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from sph_addon.core import config
+from .. import config
 
 
 def one_ring(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import PlyError, read_ply, write_ply
+from ..errors import InputError
+from ..plyio import PlyError, read_ply, write_ply
 
 from .settings import SurfaceSettings, surface_settings
 

@@ -1,0 +1,71 @@
+"""Benchmarks: named scenes, figures printed, peers compared side by side in the same run.
+
+Usage::
+
+    python scripts/bench.py --scene dam_break [--vs splishsplash] [--seconds 1.0] [--json]
+    python scripts/bench.py --scene dam_break_scaling [--steps 20] [--json]
+    python scripts/bench.py --scene sdf_build [--json]
+    python scripts/bench.py --scene surface_sphere [--vs splashsurf] [--json]
+
+Peers (SPlisHSPlasH, splashsurf) are benchmark-only: ``scripts/setup_bench_env.sh`` installs them
+into ``.venv-bench``. Speed is measured here, never asserted in tests; record results in
+BENCHMARKS.md with the command. These machines are shared and noisy: compare in one run, quote
+medians and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "benchmarks"))
+sys.path.insert(0, str(HERE.parent))
+
+SCENES = ("dam_break", "dam_break_scaling", "sdf_build", "surface_sphere")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scene", required=True, choices=SCENES)
+    ap.add_argument("--vs", help="peer to run in the same invocation: splishsplash or splashsurf")
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    ap.add_argument("--seconds", type=float, default=1.0, help="dam_break: simulated seconds")
+    ap.add_argument("--steps", type=int, default=20, help="dam_break_scaling: steps per resolution")
+    ap.add_argument("--threads", type=int, default=int(os.environ.get("NUMBA_NUM_THREADS", "2")))
+    ap.add_argument("--repeats", type=int, default=3, help="sdf_build / surface_sphere: timed repeats")
+    ap.add_argument("--particles", type=int, default=100_000, help="surface_sphere: particle count")
+    ap.add_argument("--cells", type=int, default=128, help="sdf_build: grid cells along the longest axis")
+    ap.add_argument("--n", type=int, default=65, help="sdf_build: mesh subdivision (12 n^2 triangles)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(args.threads))
+
+    if args.scene == "dam_break":
+        import simulation
+
+        result = simulation.run_dam_break(args.seconds, args.vs, args.threads)
+    elif args.scene == "dam_break_scaling":
+        import simulation
+
+        result = simulation.run_scaling(args.steps)
+    elif args.scene == "sdf_build":
+        import sdf
+
+        result = sdf.run(args)
+    else:
+        import surface
+
+        result = surface.run(args, args.vs)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>24}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
