@@ -148,7 +148,7 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
     from .simulation import Simulation
 
     scene, cache = prepare(scene_path, out_dir, frames, resume, force)
-    sim = Simulation(scene)
+    sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
     if resume:
         cache.remove_stale_temps()
         manifest = cache.read_manifest()

@@ -7,6 +7,7 @@
     DIR/particles/particles_0001.ply  x y z vx vy vz (float32), id (uint32), material (uint8)
     DIR/surface/surface_0001.ply      written by the meshing stage
     DIR/state/checkpoint_0001.npz     full state for --resume (no pickle)
+    DIR/sdf/sdf_<key>.npz             mesh collider distance fields (colliders/sdf_cache.py)
 
 Every file goes through ``atomic.atomic_open`` (temp file + rename), and the
 manifest is rewritten after the frame's files exist, so a killed bake leaves
@@ -34,7 +35,7 @@ MANIFEST_FORMAT = "sph_addon.cache/1"
 PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"),
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
-                 ("state", "checkpoint_", ".npz"))
+                 ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
 
 
 class CacheDir:

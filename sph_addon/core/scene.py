@@ -20,7 +20,7 @@ from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .errors import InputError
 from .params import Parameter, resolve
 from .solvers import SOLVERS
-from .sources import SOURCES, estimate_count
+from .sources import SOURCES, check_source_files, estimate_count
 from .state import bytes_per_particle
 
 FORMAT = "sph_addon.scene/1"
@@ -39,8 +39,8 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("substeps", 0, "", 0, 10000, label="Substeps",
               description="Steps per frame; 0 chooses them each frame from the fastest particle (CFL)."),
     Parameter("max_substeps", 64, "", 1, 10000, description="Upper bound of automatic substeps."),
-    Parameter("min_substeps", 1, "", 1, 10000, description="Lower bound of automatic substeps."),
-    Parameter("cfl", 0.4, "", 0.01, 10.0, label="CFL Number",
+    Parameter("min_substeps", 2, "", 1, 10000, description="Lower bound of automatic substeps."),
+    Parameter("cfl", 1.0, "", 0.01, 10.0, label="CFL Number",
               description="Largest distance a particle may travel in one substep, in particle spacings."),
     Parameter("support_factor", 2.0, "", 1.2, 5.0, label="Interaction Radius",
               description="h / particle spacing: the interaction radius h of Clavet's kernels."),
@@ -104,7 +104,8 @@ class Scene:
 
     def estimate_particles(self) -> int:
         duration = (self.frame_end - self.frame_start + 1) / self.fps
-        return sum(estimate_count(kind, p, self.particle_spacing, duration) for kind, p in self.sources)
+        return sum(estimate_count(kind, p, self.particle_spacing, duration, self.base_dir, f"sources[{k}]")
+                   for k, (kind, p) in enumerate(self.sources))
 
     def estimate_bytes(self) -> int:
         return self.estimate_particles() * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE)
@@ -148,10 +149,12 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
 
     materials = _materials(data.get("materials"))
     names = [m.name for m in materials]
-    sources = _list(data, "sources", lambda item, where: _source(item, where, names))
+    base_dir = Path(base_dir)
+    sources = _list(data, "sources", lambda item, where: _source(item, where, names, base_dir))
     if not sources:
-        raise InputError("sources", "the scene has no particle source; add a box, sphere or inflow")
-    colliders = _list(data, "colliders", _collider)
+        raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
+    frame_range = (top["frame_start"], top["frame_end"])
+    colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
     domain = None
     if data.get("domain") is not None:
         domain = resolve(DOMAIN_PARAMETERS, data["domain"], "domain")
@@ -167,7 +170,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,
-                  base_dir=Path(base_dir), raw=data)
+                  base_dir=base_dir, raw=data)
     _check_memory(scene)
     return scene
 
@@ -212,7 +215,7 @@ def _materials(items: Any) -> list[Material]:
     return out
 
 
-def _source(item: Any, where: str, material_names: list[str]) -> tuple[str, dict]:
+def _source(item: Any, where: str, material_names: list[str], base_dir: Path) -> tuple[str, dict]:
     if not isinstance(item, dict):
         raise InputError(where, "expected an object")
     kind = item.get("type")
@@ -226,20 +229,24 @@ def _source(item: Any, where: str, material_names: list[str]) -> tuple[str, dict
         raise InputError(f"{where}.max", "must be above min on every axis")
     if kind == "inflow":
         if math.hypot(*p["velocity"]) == 0:
-            raise InputError(f"{where}.velocity", "an inflow needs a non-zero velocity (it sets the direction)")
+            raise InputError(f"{where}.velocity",
+                             "an inflow needs a non-zero velocity (it sets the direction)")
         if p["shape"] == "rectangle" and (p["size"][0] <= 0 or p["size"][1] <= 0):
             raise InputError(f"{where}.size", "width and height must be positive")
+    check_source_files(kind, p, base_dir, where)
     return kind, p
 
 
-def _collider(item: Any, where: str) -> tuple[str, dict]:
+def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
     if not isinstance(item, dict):
         raise InputError(where, "expected an object")
     kind = item.get("type")
     if kind not in COLLIDERS:
-        raise InputError(f"{where}.type", f"unknown collider type {kind!r}; available: {', '.join(COLLIDERS)}")
-    body = {k: v for k, v in item.items() if k not in ("type", "keyframes")}
-    p = resolve(COMMON_PARAMETERS + COLLIDERS[kind].parameters, body, where)
+        raise InputError(f"{where}.type",
+                         f"unknown collider type {kind!r}; available: {', '.join(COLLIDERS)}")
+    ct = COLLIDERS[kind]
+    body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
+    p = resolve(COMMON_PARAMETERS + ct.parameters, body, where)
     keys = item.get("keyframes", [])
     if not isinstance(keys, list):
         raise InputError(f"{where}.keyframes", "expected a list of {frame, position, rotation}")
@@ -254,6 +261,10 @@ def _collider(item: Any, where: str) -> tuple[str, dict]:
         frames.append(kp["frame"])
         resolved_keys.append(kp)
     p["keyframes"] = resolved_keys
+    if ct.check is not None:
+        # Files referenced by the collider (mesh paths, one per frame when deforming) must
+        # exist and be readable now; their content is checked when the shape is built.
+        ct.check(p, item, where, base_dir, frame_range)
     return kind, p
 
 

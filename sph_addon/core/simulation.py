@@ -18,19 +18,23 @@ within h only through the viscosity update are picked up one substep later.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
+import os
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from . import config
-from .colliders import COLLIDERS, Collider
+from .colliders import COLLIDERS, BuildContext, Collider, Shape
 from .errors import SimulationError
 from .neighbors import NeighborSearch
 from .scene import Scene
 from .solvers import SOLVERS
-from .sources import Inflow, lattice_box, lattice_sphere
+from .sources import Inflow, fill_mesh_source, lattice_box, lattice_sphere
 from .state import ParticleState
 
 log = logging.getLogger(__name__)
@@ -48,12 +52,13 @@ class FrameStats:
     bounds_max: tuple[float, float, float]
     removed: int
     springs: int
+    sdf_build_s: float = 0.0  # wall time spent building or loading collider SDFs for this frame, s
 
     def as_dict(self) -> dict:
         return {"frame": self.frame, "particles": self.particles, "substeps": self.substeps,
                 "max_speed": round(self.max_speed, 6), "bounds_min": [round(b, 6) for b in self.bounds_min],
                 "bounds_max": [round(b, 6) for b in self.bounds_max], "removed": self.removed,
-                "springs": self.springs}
+                "springs": self.springs, "sdf_build_s": round(self.sdf_build_s, 6)}
 
 
 class Simulation:
@@ -66,10 +71,22 @@ class Simulation:
     frame : the frame the state is at (starts at ``scene.frame_start``).
     h : interaction radius, m; spacing : particle spacing, m; radius : particle radius (spacing / 2), m.
     nbr, count : neighbour rows of the current substep.
+
+    Parameters
+    ----------
+    scene : the validated scene.
+    sdf_cache_dir : folder where mesh SDFs are reused across bakes and frames (the bake
+        passes ``DIR/sdf``); None builds every field. Fields found there are read at
+        once; new ones are written only from the first :meth:`advance_frame` on, so
+        setting up a scene that turns out to be bad input writes nothing.
     """
 
-    def __init__(self, scene: Scene):
+    def __init__(self, scene: Scene, sdf_cache_dir: str | os.PathLike | None = None):
+        from .colliders.sdf_cache import SDFCache
+
         self.scene = scene
+        self.sdf_cache = SDFCache(Path(sdf_cache_dir), deferred=True) if sdf_cache_dir is not None else None
+        self._sdf_build_s = 0.0
         self.spacing = scene.particle_spacing
         self.h = scene.h
         self.radius = 0.5 * self.spacing
@@ -97,6 +114,8 @@ class Simulation:
                 continue
             if kind == "box":
                 pts = lattice_box(p["min"], p["max"], self.spacing)
+            elif kind == "mesh":
+                pts = fill_mesh_source(p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             else:
                 pts = lattice_sphere(p["center"], p["radius"], self.spacing)
             pts = pts[self._free_of_colliders(pts)]
@@ -104,9 +123,19 @@ class Simulation:
         self._apply_domain()
 
     # -- construction helpers -------------------------------------------------------------
+    @property
+    def _memory_budget(self) -> int:
+        return int(self.scene.simulation["memory_budget_mb"] * 2**20)
+
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
-        where = f"colliders[{k}]"
-        shape = COLLIDERS[kind].build(p, self.scene.base_dir, where)
+        ctype = COLLIDERS[kind]
+        ctx = BuildContext(base_dir=self.scene.base_dir, where=f"colliders[{k}]", spacing=self.spacing,
+                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache)
+        shape = self._timed_build(ctype.build, p, ctx)
+        rebuild = None
+        if ctype.deforming(p):
+            def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
+                return build(p, dataclasses.replace(ctx, frame=frame))
         keys = p["keyframes"] or [{"frame": float(self.scene.frame_start), "position": p["position"],
                                    "rotation": p["rotation"]}]
         return Collider(
@@ -114,16 +143,41 @@ class Simulation:
             stick_distance=p["stick_distance"] if p["stick_distance"] > 0 else 0.5 * self.spacing,
             key_frames=np.array([key["frame"] for key in keys], float),
             key_position=np.array([key["position"] for key in keys], float),
-            key_rotation=np.array([key["rotation"] for key in keys], float))
+            key_rotation=np.array([key["rotation"] for key in keys], float),
+            continuous=p["continuous"], rebuild=rebuild)
+
+    def _timed_build(self, build, *args) -> Shape:
+        """Call a shape builder, adding its wall time to the frame's ``sdf_build_s``."""
+        t0 = time.perf_counter()
+        shape = build(*args)
+        self._sdf_build_s += time.perf_counter() - t0
+        return shape
+
+    def _rebuild_deforming(self, frame: int) -> None:
+        """Give deforming colliders their shape at ``frame`` (the end of the frame being simulated).
+
+        A deforming mesh has one field per frame; the substeps from frame f to
+        f + 1 all use the field of f + 1, the shape the collider reaches at the end
+        of the interval, so no particle ends the frame inside it. The surface's own
+        velocity is not known between frames (only the rigid keyframed motion
+        enters the friction of Clavet eq. 6.3).
+        """
+        for c in self.colliders:
+            if c.rebuild is not None:
+                c.shape = self._timed_build(c.rebuild, frame)
 
     def _free_of_colliders(self, pts: np.ndarray) -> np.ndarray:
         """Mask of lattice points not inside any collider at the first frame."""
+        from .colliders.response import distances
+
         keep = np.ones(len(pts), bool)
+        if not len(pts):
+            return keep
         for c in self.colliders:
             rot, pos = c.transform(float(self.scene.frame_start))
-            local = (pts - pos) @ rot
-            sdf = c.shape.sdf
-            d = np.array([sdf(c.shape.params, c.shape.grid, *p)[0] for p in local]) if len(local) else np.zeros(0)
+            local = np.ascontiguousarray((pts - pos) @ rot, dtype=np.float64)
+            d = np.empty(len(local))
+            distances(c.shape.sdf, c.shape.params, c.shape.grid, local, d)
             keep &= d >= 0.5 * self.radius
         return keep
 
@@ -184,7 +238,7 @@ class Simulation:
             r0, t0 = c.transform(f0)
             r1, t1 = c.transform(f1)
             collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, st.x, st.arrays["x_prev"], dt,
-                    self.radius, c.friction, c.stickiness, c.stick_distance, self._contact)
+                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._contact)
 
     def _apply_domain(self) -> None:
         dom = self.scene.domain
@@ -204,7 +258,8 @@ class Simulation:
         if sim["substeps"] > 0:
             return int(sim["substeps"])
         frame_dt = 1.0 / self.scene.fps
-        vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", self.state.v, self.state.v)))) if self.state.n else 0.0
+        v = self.state.v
+        vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
         # Gravity accelerates everything during the frame; emitters and colliders bring their own speed.
         vmax += float(np.linalg.norm(self.gravity)) * frame_dt
         for inflow in self.inflows:
@@ -217,11 +272,15 @@ class Simulation:
                 vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.fps)
         n = math.ceil(vmax * frame_dt / (sim["cfl"] * self.spacing) - 1e-9)
         for model in self.models:
-            n = max(n, math.ceil(frame_dt / model.max_dt(self) - 1e-9))
+            n = max(n, math.ceil(frame_dt / model.max_dt(self) - 1e-9), model.preferred_substeps(self, frame_dt))
         return int(min(max(n, sim["min_substeps"]), sim["max_substeps"]))
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""
+        if self.sdf_cache is not None and self.sdf_cache.deferred:
+            # The bake is under way: the fields built while setting up may now be stored.
+            self.sdf_cache.flush()
+        self._rebuild_deforming(self.frame + 1)
         n_sub = self.substeps_for_frame()
         dt = 1.0 / (self.scene.fps * n_sub)
         removed_before = sum(self.state.removed.values())
@@ -234,19 +293,21 @@ class Simulation:
         st = self.state
         if st.n:
             if not (np.isfinite(st.x).all() and np.isfinite(st.v).all()):
-                raise SimulationError(self.frame, "non-finite positions or velocities (the simulation blew up); "
-                                                  "try more substeps or a lower stiffness")
+                raise SimulationError(self.frame, "non-finite positions or velocities (the simulation blew "
+                                                  "up); try more substeps or a lower stiffness")
             speed = float(np.sqrt(np.max(np.einsum("ij,ij->i", st.v, st.v))))
             limit = self.scene.simulation["max_speed"]
             if speed > limit:
-                raise SimulationError(self.frame, f"a particle reached {speed:.3g} m/s, above simulation.max_speed "
-                                                  f"({limit:g} m/s); try more substeps or a lower stiffness")
+                raise SimulationError(self.frame, f"a particle reached {speed:.3g} m/s, above "
+                                                  f"simulation.max_speed ({limit:g} m/s); try more substeps "
+                                                  f"or a lower stiffness")
             lo, hi = st.x.min(axis=0), st.x.max(axis=0)
         else:
             speed, lo, hi = 0.0, np.zeros(3), np.zeros(3)
         springs = sum(m.spring_count(st) for m in self.models if hasattr(m, "spring_count"))
+        sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
-                          removed, springs)
+                          removed, springs, sdf_build_s)
 
     # -- checkpoints ----------------------------------------------------------------------
     def checkpoint(self) -> tuple[dict[str, np.ndarray], dict]:

@@ -4,7 +4,9 @@
 and a builder returning a :class:`Shape` (the numba SDF function with its
 ``params`` and ``grid``, see ``sdf_analytic``). Builders import numba code
 lazily so that the registry can be read (docs, validation, Blender UI) without
-compiling anything. A mesh collider is one more entry with a grid-sampled SDF.
+compiling anything. A mesh collider is one more entry with a grid-sampled SDF
+(``mesh_files`` declares and checks its fields without numba, ``mesh_collider``
+builds it).
 """
 
 from __future__ import annotations
@@ -17,19 +19,25 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..params import Parameter
+from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
 
 COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
     Parameter("friction", 0.0, "", 0.0, 1.0, label="Friction",
               description="μ (Clavet eq. 6.3): 0 lets liquid slide, 1 makes it stick tangentially."),
     Parameter("stickiness", 0.0, "1/s^2", 0.0, 1e6, label="Stickiness",
-              description="k_stick (Clavet eq. 6.4): attraction towards the surface within the stick distance."),
+              description="k_stick (Clavet eq. 6.4): attraction towards the surface within the stick "
+                          "distance."),
     Parameter("stick_distance", 0.0, "m", 0.0, 10.0, label="Stick Distance",
               description="d_stick (Clavet eq. 6.4); 0 uses half the particle spacing."),
     Parameter("position", (0.0, 0.0, 0.0), "m", description="Location of the collider's origin."),
     Parameter("rotation", (0.0, 0.0, 0.0), "rad",
               description="Rotation as Euler XYZ angles (Blender's default order)."),
+    Parameter("continuous", True, label="Continuous Collision",
+              description="Test the path of particles fast enough to cross the collider within one "
+                          "substep, so thin colliders do not leak (see colliders/response.py)."),
 )
 
 
@@ -43,40 +51,97 @@ class Shape:
     build_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class BuildContext:
+    """What a collider builder needs besides its own parameters.
+
+    Attributes
+    ----------
+    base_dir : folder of the scene file; relative mesh paths start here.
+    where : JSON path of the collider for messages, e.g. ``colliders[1]``.
+    spacing : particle spacing, m (automatic cell sizes and thicknesses derive from it).
+    frame : the frame whose shape is wanted (deforming meshes have one per frame).
+    memory_budget : bytes; a distance grid over it is refused.
+    sdf_cache : ``sdf_cache.SDFCache`` reusing fields across bakes and frames, or None.
+    """
+
+    base_dir: Path = Path(".")
+    where: str = "collider"
+    spacing: float = 0.05
+    frame: int = 1
+    memory_budget: int = config.DEFAULT_MEMORY_BUDGET
+    sdf_cache: Any = None
+
+
 def _analytic(name: str, *values: float) -> Shape:
     from . import sdf_analytic
 
     return Shape(getattr(sdf_analytic, name), np.asarray(values, np.float64))
 
 
+def _never(p: dict[str, Any]) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class ColliderType:
+    """One entry of ``COLLIDERS``.
+
+    Attributes
+    ----------
+    parameters : declared fields of this type (besides ``COMMON_PARAMETERS``).
+    build : ``build(p, ctx) -> Shape`` with ``p`` the resolved fields and ``ctx`` a
+        :class:`BuildContext`; raises InputError for bad content (mesh files).
+    description : one paragraph for the docs.
+    list_fields : fields holding lists (not declarable as a ``Parameter``); scene
+        validation leaves them to ``check``.
+    check : ``check(p, item, where, base_dir, frames)``, run at scene validation:
+        parses the ``list_fields`` of ``item`` into ``p`` and checks that referenced
+        files exist and can be read, for every frame in ``frames`` (first, last).
+    deforming : ``deforming(p)``: whether the shape must be rebuilt every frame.
+    """
+
     parameters: tuple[Parameter, ...]
-    build: Callable[[dict[str, Any], Path, str], Shape]
+    build: Callable[[dict[str, Any], BuildContext], Shape]
     description: str = ""
+    list_fields: tuple[str, ...] = ()
+    check: Callable[..., None] | None = None
+    deforming: Callable[[dict[str, Any]], bool] = _never
+
+
+def _build_mesh(p: dict[str, Any], ctx: BuildContext) -> Shape:
+    from .mesh_collider import build_mesh_collider
+
+    return build_mesh_collider(p, ctx)
 
 
 COLLIDERS: dict[str, ColliderType] = {
-    "plane": ColliderType((), lambda p, base, where: _analytic("sdf_plane"),
+    "plane": ColliderType((), lambda p, ctx: _analytic("sdf_plane"),
                           "Infinite ground: the half-space below the local XY plane is solid."),
     "box": ColliderType(
-        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None, description="Full extents along local X, Y, Z."),),
-        lambda p, base, where: _analytic("sdf_box", *(0.5 * s for s in p["size"])),
+        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None,
+                   description="Full extents along local X, Y, Z."),),
+        lambda p, ctx: _analytic("sdf_box", *(0.5 * s for s in p["size"])),
         "A solid box centred on its position."),
     "box_container": ColliderType(
-        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None, description="Inner extents along local X, Y, Z."),),
-        lambda p, base, where: _analytic("sdf_box_container", *(0.5 * s for s in p["size"])),
+        (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None,
+                   description="Inner extents along local X, Y, Z."),),
+        lambda p, ctx: _analytic("sdf_box_container", *(0.5 * s for s in p["size"])),
         "A closed tank: particles are kept inside the box."),
     "sphere": ColliderType(
         (Parameter("radius", 0.5, "m", 1e-6, None, description="Radius."),),
-        lambda p, base, where: _analytic("sdf_sphere", p["radius"]),
+        lambda p, ctx: _analytic("sdf_sphere", p["radius"]),
         "A solid ball centred on its position."),
+    "mesh": ColliderType(MESH_PARAMETERS, _build_mesh, MESH_DESCRIPTION, list_fields=("frame_paths",),
+                         check=check_mesh_files, deforming=is_deforming),
 }
 
 
 def euler_xyz_matrix(rx: float, ry: float, rz: float) -> np.ndarray:
-    """Rotation matrix (local -> world) of Euler XYZ angles in radians, as Blender composes them (Rz Ry Rx)."""
-    cx, sx, cy, sy, cz, sz = math.cos(rx), math.sin(rx), math.cos(ry), math.sin(ry), math.cos(rz), math.sin(rz)
+    """Rotation matrix (local -> world) of Euler XYZ angles (rad), composed as Blender does: Rz Ry Rx."""
+    cx, sx = math.cos(rx), math.sin(rx)
+    cy, sy = math.cos(ry), math.sin(ry)
+    cz, sz = math.cos(rz), math.sin(rz)
     rxm = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]])
     rym = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
     rzm = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
@@ -100,6 +165,8 @@ class Collider:
     key_frames: np.ndarray
     key_position: np.ndarray
     key_rotation: np.ndarray
+    continuous: bool = True
+    rebuild: Callable[[int], Shape] | None = None  # shape of a frame, for deforming meshes
 
     def transform(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
         """(R, t) at a fractional frame."""

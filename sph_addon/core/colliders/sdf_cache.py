@@ -41,6 +41,30 @@ def sdf_key(vertices: np.ndarray, triangles: np.ndarray, settings: dict) -> str:
     return hsh.hexdigest()
 
 
+def _settings(cell_size: float, padding: float, thickness: float, mode: str, flip_normals: bool,
+              hole_closing: float) -> dict:
+    """The build settings that change the field (the key's second half), in canonical types."""
+    return dict(cell_size=float(cell_size), padding=float(padding), thickness=float(thickness),
+                mode=str(mode), flip_normals=bool(flip_normals), hole_closing=float(hole_closing))
+
+
+def _keyable(v: np.ndarray, t: np.ndarray) -> bool:
+    """Whether the arrays are well-formed enough to hash (else the builder reports the problem)."""
+    return bool(v.ndim == 2 and t.ndim == 2 and v.size and t.size and np.issubdtype(t.dtype, np.integer))
+
+
+def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
+    """File of the field with ``key`` in ``cache_dir``."""
+    return Path(cache_dir) / f"sdf_{key[:40]}.npz"
+
+
+def store_sdf(path: Path, key: str, sdf: MeshSDF) -> None:
+    """Write ``sdf`` atomically to ``path`` (plain arrays only: readable without pickle)."""
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, params=sdf.params, grid=sdf.grid, build_s=np.float64(sdf.build_s),
+                 mode=np.str_(sdf.mode), key=np.str_(key))
+
+
 def cached_mesh_sdf(vertices, triangles, cache_dir: str | os.PathLike, *, cell_size: float,
                     padding: float, thickness: float = 0.0, mode: str = "solid",
                     flip_normals: bool = False, hole_closing: float = 0.0,
@@ -52,25 +76,77 @@ def cached_mesh_sdf(vertices, triangles, cache_dir: str | os.PathLike, *, cell_s
     not change the field. Returns the cached field (``build_s`` is that of the
     original build) or builds, stores and returns a new one.
     """
-    settings = dict(cell_size=float(cell_size), padding=float(padding), thickness=float(thickness),
-                    mode=str(mode), flip_normals=bool(flip_normals), hole_closing=float(hole_closing))
+    settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing)
     v = np.asarray(vertices)
     t = np.asarray(triangles)
-    if not (v.ndim == 2 and t.ndim == 2 and v.size and t.size and np.issubdtype(t.dtype, np.integer)):
+    if not _keyable(v, t):
         # Let the builder produce the proper InputError.
         return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
     key = sdf_key(v, t, settings)
-    path = Path(cache_dir) / f"sdf_{key[:40]}.npz"
+    path = cache_path(cache_dir, key)
     hit = _load(path, key)
     if hit is not None:
         log.debug("%s: SDF cache hit %s", where, path.name)
         return hit
     sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
-    with atomic_open(path, "wb") as fh:
-        np.savez(fh, params=sdf.params, grid=sdf.grid, build_s=np.float64(sdf.build_s),
-                 mode=np.str_(sdf.mode), key=np.str_(key))
+    store_sdf(path, key, sdf)
     log.debug("%s: SDF cached to %s", where, path)
     return sdf
+
+
+class SDFCache:
+    """A bake's SDF folder (``DIR/sdf``) with writes that can be held back.
+
+    A :class:`~sph_addon.core.simulation.Simulation` is built before the bake
+    has checked everything (a later collider or source may still be bad input),
+    and a bake refused for bad input must write nothing. So while ``deferred``
+    is true, fields found in the folder are reused but new ones are only kept
+    in memory; :meth:`flush` writes them (and re-writes any that were read
+    but have since been deleted, e.g. by ``--force``) and turns deferral off.
+
+    Parameters
+    ----------
+    root : folder of the ``sdf_<key>.npz`` files (created on the first write).
+    deferred : hold writes until :meth:`flush`.
+    """
+
+    def __init__(self, root: str | os.PathLike, deferred: bool = True):
+        self.root = Path(root)
+        self.deferred = deferred
+        self._pending: dict[Path, tuple[str, MeshSDF]] = {}
+
+    def get(self, vertices, triangles, *, cell_size: float, padding: float, thickness: float = 0.0,
+            mode: str = "solid", flip_normals: bool = False, hole_closing: float = 0.0,
+            memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh") -> MeshSDF:
+        """The field of this mesh and settings, from the folder or freshly built (see ``build_mesh_sdf``)."""
+        settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing)
+        v = np.asarray(vertices)
+        t = np.asarray(triangles)
+        if not _keyable(v, t):
+            return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+        key = sdf_key(v, t, settings)
+        path = cache_path(self.root, key)
+        if path in self._pending:
+            return self._pending[path][1]
+        sdf = _load(path, key)
+        if sdf is None:
+            sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+        if self.deferred:
+            self._pending[path] = (key, sdf)
+        elif not path.is_file():
+            store_sdf(path, key, sdf)
+        return sdf
+
+    def flush(self) -> int:
+        """Write the held-back fields that are not on disk, stop deferring; return how many were written."""
+        n = 0
+        for path, (key, sdf) in self._pending.items():
+            if not path.is_file():
+                store_sdf(path, key, sdf)
+                n += 1
+        self._pending.clear()
+        self.deferred = False
+        return n
 
 
 def _load(path: Path, key: str) -> MeshSDF | None:

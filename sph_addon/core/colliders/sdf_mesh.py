@@ -43,7 +43,7 @@ from .sdf_grid import MeshSDF, sdf_grid
 from .sdf_sign import _build_solid
 from .sdf_unsigned import _unsigned
 
-__all__ = ["MeshSDF", "build_mesh_sdf", "estimate_sdf_bytes", "sdf_grid"]
+__all__ = ["MODES", "MeshSDF", "build_mesh_sdf", "estimate_sdf_bytes", "grid_dims", "sdf_grid"]
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +56,13 @@ _BYTES_PER_NODE = 8 + 4 + 8 + 4 + 2 + 8 + 4
 _BYTES_PER_TRIANGLE = 72 + 48 + 64 + 8
 
 MODES = ("solid", "shell")
-_MODES = MODES  # old private name, kept for callers of the unsplit module
 
 
 def _validate(where: str, vertices, triangles, cell_size: float, padding: float, thickness: float,
               mode: str, hole_closing: float) -> tuple[np.ndarray, np.ndarray]:
     """Check the inputs and return (V float64 (n,3), T int64 (m,3)); raise InputError."""
-    if mode not in _MODES:
-        raise InputError(where, f"mode must be one of {_MODES}, got {mode!r}.")
+    if mode not in MODES:
+        raise InputError(where, f"mode must be one of {MODES}, got {mode!r}.")
     for name, val in (("cell_size", cell_size), ("padding", padding), ("thickness", thickness),
                       ("hole_closing", hole_closing)):
         if not isinstance(val, (int, float, np.floating, np.integer)) or not math.isfinite(val):
@@ -100,6 +99,33 @@ def _grid_layout(v: np.ndarray, h: float, pad: float) -> tuple[np.ndarray, np.nd
     hi = v.max(axis=0) + pad
     dims = np.maximum(np.ceil((hi - lo) / h).astype(np.int64) + 1, 2)
     return lo, dims
+
+
+def _padding(h: float, padding: float, thickness: float, mode: str) -> float:
+    """Grid margin actually used: boundary nodes must lie outside (solid) or beyond the shell."""
+    return max(float(padding), 2.0 * h + (thickness if mode == "shell" else 0.0))
+
+
+def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 0.0,
+              mode: str = "solid") -> np.ndarray:
+    """Nodes per axis ``build_mesh_sdf`` would allocate for these settings (before any work).
+
+    An upper bound: the builder lays the grid over the vertices of its
+    non-degenerate triangles only. With :func:`estimate_sdf_bytes` it lets a
+    caller refuse a grid over the memory budget with its own message.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float, finite
+        Vertex positions (m).
+    cell_size, padding, thickness, mode : as in ``build_mesh_sdf``.
+
+    Returns
+    -------
+    (3,) int64
+    """
+    h = float(cell_size)
+    return _grid_layout(np.asarray(vertices, np.float64), h, _padding(h, padding, thickness, mode))[1]
 
 
 def estimate_sdf_bytes(dims, n_triangles: int) -> int:
@@ -169,8 +195,7 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
     if not keep.all():
         log.info("%s: ignoring %d zero-area triangles of %d", where, int((~keep).sum()), len(t))
         tv = tv[keep]
-    pad_min = 2.0 * h + (thickness if mode == "shell" else 0.0)
-    pad = max(float(padding), pad_min)
+    pad = _padding(h, padding, thickness, mode)
     origin, dims = _grid_layout(v[np.unique(t[keep])], h, pad)
     need = estimate_sdf_bytes(dims, len(tv))
     if need > memory_budget:

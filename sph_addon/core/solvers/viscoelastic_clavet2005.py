@@ -8,8 +8,10 @@ SCA 2005).
 This module declares the parameters (read by the scene validator, the docs and
 the Blender UI without importing numba) and the :class:`ViscoelasticModel`
 stage object; the numba kernels are in ``viscoelastic_clavet2005_kernels`` and
-are imported when a model is built. The conventions (whole pair terms, Jacobi
-form, relative rest density) are documented there.
+are imported when a model is built. The conventions (whole pair terms,
+coloured Gauss-Seidel order) are documented there; the rest density is
+calibrated on the lattice (``lattice_rest_density``) and long substeps are
+relaxed in several passes (``relaxation_passes``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("stiff_viscosity", 0.1, "1/m", 0.0, 1e5, label="Stiff Viscosity",
               description="β, quadratic viscosity impulse (Clavet Algorithm 4): keeps fast particles "
                           "from passing through each other."),
+    Parameter("viscous_stretching", False, label="Viscous Stretching",
+              description="Also damp particles moving apart (Clavet section 5.1 mentions it for high "
+                          "viscosity): thick liquids pile up and coil instead of spreading flat."),
     Parameter("springs", "none", choices=tuple(SPRING_MODES), label="Viscoelastic Springs",
               description="none; dynamic: springs form between neighbours as the material flows (SCA 2005); "
                           "mould: springs made once between the particles a source created (thesis fig. 5.3)."),
@@ -118,6 +123,7 @@ class ViscoelasticModel:
         self.alpha = np.zeros(nm)
         self.gamma = np.zeros(nm)
         self.mode = np.zeros(nm, np.int64)
+        self.stretch = np.zeros(nm, np.uint8)
         for m, (p, mine) in enumerate(zip(materials, owned)):
             if not mine:
                 continue
@@ -130,6 +136,7 @@ class ViscoelasticModel:
             self.alpha[m] = p["plasticity"]
             self.gamma[m] = p["yield_ratio"]
             self.mode[m] = SPRING_MODES[p["springs"]]
+            self.stretch[m] = 1 if p["viscous_stretching"] else 0
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
         st = sim.state
         if self.has_springs:
@@ -138,35 +145,61 @@ class ViscoelasticModel:
             st.add_array("bonded", (), np.uint8)
         self._scratch_n = -1
 
-    def max_dt(self, sim) -> float:
-        """Longest stable substep for the stiffest owned material, s.
+    def relaxation_passes(self, sim, dt: float) -> int:
+        """Passes of Algorithm 3 per substep so that each pass is stable.
 
-        The Jacobi relaxation displaces a particle by ~Δt² k Δρ per step; it
-        oscillates and then diverges once that exceeds a fraction of h.
-        Measured on a resting pool (h = 2 spacings, 0.05 m): k = 100 is stable
-        at Δt = 1/300 s and unstable at 1/150 s; k = 400 stable at 1/600 s,
-        unstable at 1/300 s; so Δt_max ≈ C sqrt(h / k) with C between 0.1 and
-        0.2. We take ``config.RELAXATION_DT_FACTOR`` with the near stiffness
-        counted as k (k + k^near over 3, equal to k at the default factor 2).
+        One pass moves a particle by ~Δt² k Δρ; the sequential relaxation
+        oscillates and diverges once Δt sqrt(k/h) exceeds ~0.26 (measured on a
+        resting pool at h = 2 spacings: k = 400 stable at Δt = 1/360 s, unstable
+        at 1/240 s; k = 100 stable at 1/150 s, unstable at 1/90 s). A substep
+        longer than ``config.RELAXATION_DT_FACTOR sqrt(h/k)`` is relaxed in N
+        passes of gain Δt² k / N each (Δt / sqrt(N)). For the linearised
+        relaxation x <- (1 - g A) x, N passes of g/N tend to exp(-g A), which is
+        stable for any g, and the equilibrium under gravity (set by k, not Δt)
+        is unchanged. Deviation from the thesis (one pass per step), so that
+        substeps are chosen by the CFL rule alone.
         """
         from .. import config
 
-        dt = math.inf
         k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if len(self.stiffness) else 0.0
-        if k_eff > 0.0:
-            dt = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
-        # Springs: a particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
-        # the Jacobi update is stable while dt^2 * 15 k_spring stays below ~0.5 (jelly at
-        # k_spring = 20000 measured stable at dt = 1.2 ms, the limit below gives 1.3 ms).
+        if k_eff <= 0.0:
+            return 1
+        stable = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
+        return max(1, math.ceil((dt / stable) ** 2 - 1e-9))
+
+    def preferred_substeps(self, sim, frame_dt: float) -> int:
+        """Substeps per frame that make the relaxation cheapest.
+
+        Passes per substep grow as Δt², so passes per frame fall as 1/S while the
+        fixed cost per substep (neighbour search, viscosity, collisions: about
+        ``config.RELAXATION_PASS_COST`` passes' worth, measured) grows as S. The
+        total S (base + N pass) is lowest near S = (T / Δt_stable) sqrt(pass / base).
+        """
+        from .. import config
+
+        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if len(self.stiffness) else 0.0
+        if k_eff <= 0.0:
+            return 1
+        stable = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
+        return max(1, round(frame_dt / stable * math.sqrt(config.RELAXATION_PASS_COST)))
+
+    def max_dt(self, sim) -> float:
+        """Longest stable substep, s: only springs limit it (relaxation passes adapt, viscosity is capped).
+
+        A particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
+        the Jacobi spring update is stable while dt^2 * 15 k_spring stays below ~0.5 (jelly at
+        k_spring = 20000 measured stable at dt = 1.2 ms; the limit below gives 1.3 ms).
+        """
+        from .. import config
+
         k_spring = float(np.max(self.k_spring[self.mode != SPRINGS_NONE], initial=0.0))
         if k_spring > 0.0:
-            dt = min(dt, config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring))
-        return dt
+            return config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring)
+        return math.inf
 
     def _scratch(self, n: int) -> None:
         if n != self._scratch_n:
             self._scratch_n = n
-            self.w = np.zeros(n)
             self.d3 = np.zeros((n, 3))
             self.rho = np.zeros(n)
             self.rho_near = np.zeros(n)
@@ -177,7 +210,7 @@ class ViscoelasticModel:
         self._scratch(st.n)
         if np.any(self.sigma > 0) or np.any(self.beta > 0):
             self.k.viscosity_impulses(st.x, st.v, sim.nbr, sim.count, st.material, self.sigma, self.beta,
-                                      sim.h, dt, self.w, self.d3)
+                                      self.stretch, sim.h, dt, sim.ns.bucket_start, sim.ns.colour)
 
     def position_stage(self, sim, dt: float) -> None:
         """Springs (add, plasticity, displacements: Algorithm 5, eq. 5.2), then Algorithm 3."""
@@ -185,8 +218,12 @@ class ViscoelasticModel:
         self._scratch(st.n)
         if self.has_springs:
             self._springs(sim, dt)
-        self.k.double_density_relaxation(st.x, sim.nbr, sim.count, st.material, self.stiffness, self.k_near,
-                                         self.rho0, sim.h, dt, self.rho, self.rho_near, self.d3)
+        passes = self.relaxation_passes(sim, dt)
+        self.passes = passes
+        for _ in range(passes):
+            self.k.double_density_relaxation(st.x, sim.nbr, sim.count, st.material, self.stiffness, self.k_near,
+                                             self.rho0, sim.h, dt / math.sqrt(passes), sim.ns.bucket_start,
+                                             sim.ns.colour, self.rho, self.rho_near)
 
     def _springs(self, sim, dt: float) -> None:
         st = sim.state

@@ -1,39 +1,29 @@
-"""Numba kernels of the viscoelastic model (see viscoelastic_clavet2005 for the method notes).
-
-Viscoelastic fluids by prediction-relaxation.
+"""Numba kernels of the viscoelastic model (Clavet 2005; see viscoelastic_clavet2005 for the model).
 
 Reference: S. Clavet, *Animation de fluides viscoélastiques à base de
-particules*, M.Sc. thesis, Université de Montréal, 2005 (English short form:
-Clavet, Beaudoin, Poulin, "Particle-based Viscoelastic Fluid Simulation",
-SCA 2005). Implemented here: viscosity impulses (Algorithm 4), springs with
-plasticity (Algorithm 5, eqs. 5.1-5.2; dynamic springs from the SCA paper,
-springs made once from a mould as in thesis fig. 5.3) and double density
-relaxation (Algorithm 3, eqs. 4.1-4.6).
+particules*, M.Sc. thesis, Université de Montréal, 2005: viscosity impulses
+(Algorithm 4), springs with plasticity (Algorithm 5, eqs. 5.1-5.2; dynamic
+springs from the SCA 2005 paper, mould springs as in thesis fig. 5.3) and
+double density relaxation (Algorithm 3, eqs. 4.1-4.6).
 
 Conventions and deviations, each for a stated reason:
 
 * **Whole pair terms.** Like the thesis (not the SCA paper, which splits each
-  pair term half and half), a pair's displacement or impulse is applied whole
-  to each particle, so stiffness values match the thesis' scale.
-* **Jacobi instead of Gauss-Seidel.** The thesis applies each pair term
-  immediately (sequential loops). That cannot run in parallel and depends on
-  particle order. Here every stage first computes all pair terms from the same
-  positions/velocities and each particle gathers the terms of its own pairs
-  (``prange`` over particles, no races). Each pair's two terms are computed from
-  bitwise-identical inputs, so they cancel exactly and linear momentum is
-  conserved to round-off (tested). The sequential form is self-limiting at high
-  viscosity; the Jacobi form is not, so viscosity impulses are scaled per pair
-  by ``min(1, 1/2 / max(W_i, W_j))`` where ``W_i`` is the sum of particle
-  ``i``'s impulse coefficients: a particle can never lose more than its approach
-  velocity, whatever σ and Δt, and the scaling is symmetric so momentum is kept.
-* **Rest density relative to the lattice.** ρ0 in eq. 4.2 is given as a ratio to
-  the density of the particle lattice the sources create (so it does not
-  change meaning when the artist changes the particle spacing or h).
-* **Springs are stored per particle**, in both endpoints' rows, keyed by the
-  partner's stable id. Both copies evolve from identical inputs, so they stay
-  equal and the pair stays symmetric.
+  pair term half and half), a pair's displacement or impulse is applied whole,
+  so stiffness values match the thesis' scale.
+* **Sequential, in parallel.** Relaxation and viscosity are Gauss-Seidel as in
+  the thesis: each particle (or pair) acts on the positions (velocities) left
+  by the ones before it, which is what lets the method take long steps (thesis
+  section 3.3). The visiting order is by supercell colour (neighbors.py):
+  supercells of one colour have disjoint neighbourhoods and run in parallel,
+  each one's particles in order. The result is deterministic and independent
+  of the thread count; each term is applied equal and opposite, so momentum is
+  conserved to round-off (tested).
+* **Springs** are stored per particle, in both endpoints' rows, keyed by the
+  partner's stable id, and updated in Jacobi form (each row from the same
+  positions); both copies evolve from identical inputs and stay equal.
 * **Materials.** Springs only join particles of the same material. Pair terms
-  between materials use each particle's own pressure (eq. 4.2 with its own k,
+  between materials use the acting particle's pressure (eq. 4.2 with its own k,
   ρ0) and the mean of the two viscosities.
 """
 
@@ -44,78 +34,85 @@ import math
 from numba import njit, prange
 
 from .. import config
+from ..neighbors import N_COLOURS
 from .viscoelastic_clavet2005 import SPRINGS_DYNAMIC, SPRINGS_MOULD, SPRINGS_NONE
 
 
 @njit(**config.NJIT_PARALLEL)
-def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, h, dt, weight, dv):
-    """Viscosity impulses, Clavet Algorithm 4, in symmetric Jacobi form (see module notes).
+def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour):
+    """Viscosity impulses, Clavet Algorithm 4, applied pair after pair (Gauss-Seidel).
+
+    Each pair is visited once, from its lower-index particle; the impulse
+    I = Δt (1-q)(σ u + β u²) r̂_ij is applied at once (v_i -= I, v_j += I), so
+    later pairs see the updated velocities as in the thesis. Deviation: I is
+    capped at u/2, the impulse that exactly stops the pair's approach, so a
+    very viscous material (large Δt σ) cannot reverse it; the thesis' form
+    overshoots and oscillates there. Where both materials of a pair have
+    ``stretch`` set, separating pairs are damped too (the thesis, section 5.1,
+    suggests it for high viscosity): honey then resists spreading and piles up
+    instead of running flat like water.
 
     Parameters
     ----------
     x, v : (n,3) float64 positions (m) and velocities (m/s); ``v`` is mutated.
     nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32.
-    mat : (n,) uint8 material index; sigma (1/s), beta (1/m) : per-material arrays.
+    mat : (n,) uint8; sigma (1/s), beta (1/m) : per-material arrays (a pair uses their means).
+    stretch : per-material uint8, 1 to damp separating pairs as well.
     h : interaction radius, m; dt : step, s.
-    weight, dv : (n,) and (n,3) float64 scratch buffers.
+    bucket_start, colour : from ``NeighborSearch.sort`` (race-free colouring, see neighbors.py).
     """
-    n = x.shape[0]
     inv_h = 1.0 / h
-    for i in prange(n):
-        w = 0.0
-        for k in range(count[i]):
-            j = nbr[i, k]
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
-                continue
-            u = ((v[i, 0] - v[j, 0]) * ex + (v[i, 1] - v[j, 1]) * ey + (v[i, 2] - v[j, 2]) * ez) / r
-            if u > 0.0:
-                s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
-                b = 0.5 * (beta[mat[i]] + beta[mat[j]])
-                w += dt * (1.0 - q) * (s + b * u)
-        weight[i] = w
-    for i in prange(n):
-        ax = 0.0
-        ay = 0.0
-        az = 0.0
-        for k in range(count[i]):
-            j = nbr[i, k]
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
-                continue
-            u = ((v[i, 0] - v[j, 0]) * ex + (v[i, 1] - v[j, 1]) * ey + (v[i, 2] - v[j, 2]) * ez) / r
-            if u > 0.0:
-                s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
-                b = 0.5 * (beta[mat[i]] + beta[mat[j]])
-                wmax = max(weight[i], weight[j])
-                scale = 1.0 if wmax <= 0.5 else 0.5 / wmax
-                mag = scale * dt * (1.0 - q) * (s * u + b * u * u) / r
-                ax -= mag * ex
-                ay -= mag * ey
-                az -= mag * ez
-        dv[i, 0] = ax
-        dv[i, 1] = ay
-        dv[i, 2] = az
-    for i in prange(n):
-        v[i, 0] += dv[i, 0]
-        v[i, 1] += dv[i, 1]
-        v[i, 2] += dv[i, 2]
+    nb = bucket_start.shape[0] - 1
+    for c in range(N_COLOURS):
+        for b in prange(nb):
+            for i in range(bucket_start[b], bucket_start[b + 1]):
+                if colour[i] != c:
+                    continue
+                for kk in range(count[i]):
+                    j = nbr[i, kk]
+                    if j < i:
+                        continue
+                    ex = x[j, 0] - x[i, 0]
+                    ey = x[j, 1] - x[i, 1]
+                    ez = x[j, 2] - x[i, 2]
+                    r = math.sqrt(ex * ex + ey * ey + ez * ez)
+                    q = r * inv_h
+                    if q >= 1.0 or r == 0.0:
+                        continue
+                    ex /= r
+                    ey /= r
+                    ez /= r
+                    u = (v[i, 0] - v[j, 0]) * ex + (v[i, 1] - v[j, 1]) * ey + (v[i, 2] - v[j, 2]) * ez
+                    if u <= 0.0 and (u == 0.0 or stretch[mat[i]] == 0 or stretch[mat[j]] == 0):
+                        continue
+                    s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
+                    bb = 0.5 * (beta[mat[i]] + beta[mat[j]])
+                    au = abs(u)
+                    # Impulse along u's sign, never more than half of it (stops the pair, never reverses it).
+                    imp = min(dt * (1.0 - q) * (s * au + bb * au * au), 0.5 * au)
+                    if u < 0.0:
+                        imp = -imp
+                    v[i, 0] -= imp * ex
+                    v[i, 1] -= imp * ey
+                    v[i, 2] -= imp * ez
+                    v[j, 0] += imp * ex
+                    v[j, 1] += imp * ey
+                    v[j, 2] += imp * ez
 
 
 @njit(**config.NJIT_PARALLEL)
-def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, rho, rho_near, dx):
-    """Double density relaxation, Clavet Algorithm 3 (eqs. 4.1-4.6), symmetric Jacobi form.
+def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour, rho, rho_near):
+    """Double density relaxation, Clavet Algorithm 3 (eqs. 4.1-4.6), particle after particle.
 
-    Every pair contributes ``D = Δt² ((P_i + P_j)(1-q) + (P_i^near + P_j^near)(1-q)²) r̂_ij``,
-    the sum of the two whole terms the thesis applies when visiting i and then j.
+    For each particle i: density and near-density from the current positions
+    (eqs. 4.1, 4.3), pressures P = k (ρ - ρ0), P^near = k^near ρ^near (eqs. 4.2,
+    4.4); every neighbour j moves by D_ij = Δt² (P (1-q) + P^near (1-q)²) r̂_ij and
+    i by the sum of -D_ij (eq. 4.6), before the next particle is visited. The
+    thesis visits particles one by one; we visit the 8 supercell colours in turn
+    and the supercells of a colour in parallel (their neighbourhoods are
+    disjoint, see neighbors.py), each supercell's particles in order: the same sequential algorithm, race-free and
+    deterministic. Each displacement is applied equal and opposite, so momentum
+    is conserved.
 
     Parameters
     ----------
@@ -123,56 +120,57 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, rho, r
     nbr, count : neighbour rows.
     mat : (n,) uint8; k (m/s^2), k_near (m/s^2), rho0 (lattice units) : per-material arrays.
     h : interaction radius, m; dt : step, s.
-    rho, rho_near : (n,) float64 out: densities (eqs. 4.1, 4.3) before the displacement.
-    dx : (n,3) float64 scratch.
+    bucket_start, colour : from ``NeighborSearch.sort``.
+    rho, rho_near : (n,) float64 out: each particle's densities when it was relaxed.
     """
-    n = x.shape[0]
     inv_h = 1.0 / h
-    for i in prange(n):
-        d = 0.0
-        dn = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            q = math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
-            if q < 1.0:
-                a = 1.0 - q
-                d += a * a
-                dn += a * a * a
-        rho[i] = d
-        rho_near[i] = dn
     dt2 = dt * dt
-    for i in prange(n):
-        pi = k[mat[i]] * (rho[i] - rho0[mat[i]])
-        pni = k_near[mat[i]] * rho_near[i]
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
-                continue
-            pj = k[mat[j]] * (rho[j] - rho0[mat[j]])
-            pnj = k_near[mat[j]] * rho_near[j]
-            a = 1.0 - q
-            mag = dt2 * ((pi + pj) * a + (pni + pnj) * a * a) / r
-            sx -= mag * ex
-            sy -= mag * ey
-            sz -= mag * ez
-        dx[i, 0] = sx
-        dx[i, 1] = sy
-        dx[i, 2] = sz
-    for i in prange(n):
-        x[i, 0] += dx[i, 0]
-        x[i, 1] += dx[i, 1]
-        x[i, 2] += dx[i, 2]
+    nb = bucket_start.shape[0] - 1
+    for c in range(N_COLOURS):
+        for b in prange(nb):
+            for i in range(bucket_start[b], bucket_start[b + 1]):
+                if colour[i] != c:
+                    continue
+                d = 0.0
+                dn = 0.0
+                for kk in range(count[i]):
+                    j = nbr[i, kk]
+                    ex = x[j, 0] - x[i, 0]
+                    ey = x[j, 1] - x[i, 1]
+                    ez = x[j, 2] - x[i, 2]
+                    q = math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
+                    if q < 1.0:
+                        a = 1.0 - q
+                        d += a * a
+                        dn += a * a * a
+                rho[i] = d
+                rho_near[i] = dn
+                m = mat[i]
+                p = k[m] * (d - rho0[m])
+                pn = k_near[m] * dn
+                sx = 0.0
+                sy = 0.0
+                sz = 0.0
+                for kk in range(count[i]):
+                    j = nbr[i, kk]
+                    ex = x[j, 0] - x[i, 0]
+                    ey = x[j, 1] - x[i, 1]
+                    ez = x[j, 2] - x[i, 2]
+                    r = math.sqrt(ex * ex + ey * ey + ez * ez)
+                    q = r * inv_h
+                    if q >= 1.0 or r == 0.0:
+                        continue
+                    a = 1.0 - q
+                    mag = dt2 * (p * a + pn * a * a) / r
+                    x[j, 0] += mag * ex
+                    x[j, 1] += mag * ey
+                    x[j, 2] += mag * ez
+                    sx -= mag * ex
+                    sy -= mag * ey
+                    sz -= mag * ez
+                x[i, 0] += sx
+                x[i, 1] += sy
+                x[i, 2] += sz
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -26,7 +26,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..plyio import PlyError, read_ply, write_ply
-
 from .settings import SurfaceSettings, surface_settings
 
 log = logging.getLogger(__name__)

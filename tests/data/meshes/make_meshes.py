@@ -1,7 +1,8 @@
 """Generate the small committed test meshes in this folder.
 
 Run from the repository root: ``python tests/data/meshes/make_meshes.py``.
-Each mesh targets one robustness case of the mesh SDF (tests/core/test_sdf_mesh.py):
+Each mesh targets one robustness case of the mesh SDF (tests/core/test_sdf_mesh.py); the splash
+tests of tests/core/test_mesh_collider.py drop water onto each of them:
 
 box_internal_face.ply   unit box [-0.5, 0.5]^3 plus an internal wall at x = 0
 two_boxes.obj           two intersecting boxes (union is the solid), mixed OBJ corner forms
