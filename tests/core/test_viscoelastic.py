@@ -23,7 +23,7 @@ def test_momentum_conserved_by_viscosity_relaxation_and_springs():
     """
     sim = _sim(
         simulation={"gravity": [0, 0, 0], "substeps": 10},
-        materials=[{"name": "goo", "preset": "honey"},
+        materials=[{"name": "goo", "preset": "mud"},
                    {"name": "jelly", "preset": "jelly", "params": {"spring_stiffness": 2000.0}}],
         sources=[{"type": "box", "material": "goo", "min": [0, 0, 0], "max": [0.25, 0.25, 0.25]},
                  {"type": "box", "material": "jelly", "min": [0.25, 0, 0], "max": [0.45, 0.25, 0.25]}],

@@ -10,10 +10,10 @@ from __future__ import annotations
 VISCOELASTIC_PRESETS: dict[str, dict] = {
     # Low viscosity, only the quadratic term to stop interpenetration (thesis 5.1).
     "water": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=0.0, stiff_viscosity=0.1),
-    # Very viscous, dynamic springs with fast plastic flow so it stretches into
-    # threads and coils instead of bouncing.
-    "honey": dict(stiffness=300.0, repulsion_factor=2.0, viscosity=60.0, stiff_viscosity=0.5,
-                  springs="dynamic", spring_stiffness=200.0, plasticity=4.0, yield_ratio=0.05),
+    # Very viscous in compression and in stretching (viscous_stretching), so a poured
+    # thread stays whole, piles up instead of running flat, and buckles on the pile.
+    "honey": dict(stiffness=300.0, repulsion_factor=2.0, viscosity=1000.0, stiff_viscosity=1.0,
+                  viscous_stretching=True),
     # Thick, keeps dents: plastic springs with a yield threshold (eq. 5.2).
     "mud": dict(stiffness=400.0, repulsion_factor=2.0, viscosity=20.0, stiff_viscosity=0.3,
                 springs="dynamic", spring_stiffness=400.0, plasticity=1.0, yield_ratio=0.15),
