@@ -19,6 +19,13 @@ FASTMATH = False
 # NUMBA_CACHE_DIR so the second bake starts in well under a second.
 NJIT = dict(nogil=True, fastmath=FASTMATH, cache=True)
 NJIT_PARALLEL = dict(NJIT, parallel=True)
+# Kernels that take another compiled function as an argument (the collider's SDF) are not
+# disk-cached: numba 0.68 fails while saving their cache index ("ReferenceError: underlying
+# object has vanished") when a second specialisation is compiled in the same process
+# (measured: two Simulations with a box container in one process). They recompile per
+# process (~1 s per collider shape).
+NJIT_FUNCARG = dict(nogil=True, fastmath=FASTMATH)
+NJIT_FUNCARG_PARALLEL = dict(NJIT_FUNCARG, parallel=True)
 
 # Storage precision for particle state. Positions and velocities are float64:
 # the position-based integrator forms v = (x - x_prev) / dt, which loses ~3
@@ -34,7 +41,7 @@ DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 # (measured limit ~0.2-0.26; see ViscoelasticModel.relaxation_passes).
 RELAXATION_DT_FACTOR = 0.2
 # Cost of one relaxation pass relative to the rest of a substep (neighbour search, viscosity,
-# collisions), measured on the dam break: 4.3 ms against 16 ms.
-RELAXATION_PASS_COST = 0.27
+# collisions), measured on the dam break: 2.0 ms against 14 ms.
+RELAXATION_PASS_COST = 0.14
 # Stable substep of the Jacobi spring displacements: dt <= factor / sqrt(15 k_spring).
 SPRING_DT_FACTOR = 0.7

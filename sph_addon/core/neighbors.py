@@ -128,6 +128,74 @@ def _fill_lists(x, cell, start, dense, sdims, mask, radius, nbr, count):
         count[i] = c
 
 
+@njit(**config.NJIT_PARALLEL)
+def _fill_lists_by_cell(x, cell, start, sdims, radius, nbr, count):
+    """Dense-grid version of :func:`_fill_lists` that works cell by cell.
+
+    A cell's ~8 particles share their 27 neighbour cells: the candidates are
+    gathered once per cell into contiguous local arrays, then every particle of
+    the cell is tested against them. Same rows, same order, as the per-particle
+    kernel (tested against brute force), at a fraction of the key computations
+    and scattered reads.
+    """
+    r2 = radius * radius
+    width = nbr.shape[1]
+    nkeys = start.shape[0] - 1
+    for key in prange(nkeys):
+        a = start[key]
+        b = start[key + 1]
+        if a == b:
+            continue
+        cx0 = cell[a, 0]
+        cy0 = cell[a, 1]
+        cz0 = cell[a, 2]
+        total = 0
+        for dz in range(-1, 2):
+            for dy in range(-1, 2):
+                for dx in range(-1, 2):
+                    cx = cx0 + dx
+                    cy = cy0 + dy
+                    cz = cz0 + dz
+                    k = _super_index(cx >> 1, cy >> 1, cz >> 1, True, sdims, 0) * 8 + \
+                        (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
+                    total += start[k + 1] - start[k]
+        cand = np.empty(total, np.int64)
+        cxs = np.empty(total)
+        cys = np.empty(total)
+        czs = np.empty(total)
+        m = 0
+        for dz in range(-1, 2):
+            for dy in range(-1, 2):
+                for dx in range(-1, 2):
+                    cx = cx0 + dx
+                    cy = cy0 + dy
+                    cz = cz0 + dz
+                    k = _super_index(cx >> 1, cy >> 1, cz >> 1, True, sdims, 0) * 8 + \
+                        (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
+                    for j in range(start[k], start[k + 1]):
+                        cand[m] = j
+                        cxs[m] = x[j, 0]
+                        cys[m] = x[j, 1]
+                        czs[m] = x[j, 2]
+                        m += 1
+        for i in range(a, b):
+            c = 0
+            xi = x[i, 0]
+            yi = x[i, 1]
+            zi = x[i, 2]
+            for t in range(total):
+                ex = cxs[t] - xi
+                ey = cys[t] - yi
+                ez = czs[t] - zi
+                if ex * ex + ey * ey + ez * ez < r2:
+                    j = cand[t]
+                    if j != i:
+                        if c < width:
+                            nbr[i, c] = j
+                        c += 1
+            count[i] = c
+
+
 class NeighborSearch:
     """Reusable search structure; keeps its buffers between steps to avoid per-step allocation.
 
@@ -201,8 +269,11 @@ class NeighborSearch:
         if radius > self.cell_size * (1 + 1e-12):
             raise ValueError("search radius exceeds the cell size")
         while True:
-            _fill_lists(x, self.cell, self.cell_start, self.dense, self.sdims, self.mask, radius, self.nbr,
-                        self.count)
+            if self.dense:
+                _fill_lists_by_cell(x, self.cell, self.cell_start, self.sdims, radius, self.nbr, self.count)
+            else:
+                _fill_lists(x, self.cell, self.cell_start, self.dense, self.sdims, self.mask, radius, self.nbr,
+                            self.count)
             need = int(self.count.max()) if len(x) else 0
             if need <= self.width:
                 return self.nbr, self.count

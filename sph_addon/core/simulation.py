@@ -272,8 +272,13 @@ class Simulation:
                 vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.fps)
         n = math.ceil(vmax * frame_dt / (sim["cfl"] * self.spacing) - 1e-9)
         for model in self.models:
-            n = max(n, math.ceil(frame_dt / model.max_dt(self) - 1e-9), model.preferred_substeps(self, frame_dt))
-        return int(min(max(n, sim["min_substeps"]), sim["max_substeps"]))
+            n = max(n, math.ceil(frame_dt / model.max_dt(self) - 1e-9))
+        n = int(min(max(n, sim["min_substeps"]), sim["max_substeps"]))
+        # More substeps than the CFL rule needs can be cheaper (fewer relaxation passes each):
+        # take the cheapest count up to three times the minimum.
+        costs = {s: sum(m.substep_cost(self, frame_dt, s) for m in self.models)
+                 for s in range(n, min(3 * n, sim["max_substeps"]) + 1)}
+        return min(costs, key=lambda s: (costs[s], s))
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""

@@ -58,7 +58,7 @@ def _to_local(r, t, wx, wy, wz):
             r[0, 2] * dx + r[1, 2] * dy + r[2, 2] * dz)
 
 
-@njit(**config.NJIT)
+@njit(**config.NJIT_FUNCARG)
 def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, min_step):
     """First point of the segment a -> b (local frame) where d - radius < 0, by sphere tracing.
 
@@ -114,7 +114,7 @@ def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, mi
     return -1.0
 
 
-@njit(**config.NJIT_PARALLEL)
+@njit(**config.NJIT_FUNCARG_PARALLEL)
 def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, k_stick, d_stick,
             continuous, contact):
     """Resolve contacts of all particles with one collider (mutates ``x``).
@@ -216,7 +216,7 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
             x[i, 2] += push * (r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz)
 
 
-@njit(**config.NJIT_PARALLEL)
+@njit(**config.NJIT_FUNCARG_PARALLEL)
 def distances(sdf, params, grid, points, out):
     """Signed distance of many local-frame points (m), written to ``out``.
 

@@ -28,7 +28,7 @@ SPRINGS_NONE, SPRINGS_DYNAMIC, SPRINGS_MOULD = 0, 1, 2
 SPRING_MODES = {"none": SPRINGS_NONE, "dynamic": SPRINGS_DYNAMIC, "mould": SPRINGS_MOULD}
 
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("stiffness", 400.0, "m/s^2", 0.0, 1e6, label="Stiffness",
+    Parameter("stiffness", 300.0, "m/s^2", 0.0, 1e6, label="Stiffness",
               description="k in P = k (ρ - ρ0) (Clavet eq. 4.2): how hard the liquid resists compression."),
     Parameter("repulsion_factor", 2.0, "", 0.0, 100.0, label="Repulsion Factor",
               description="k_near / k (Clavet eq. 4.4): near-pressure that keeps particles apart and "
@@ -138,6 +138,12 @@ class ViscoelasticModel:
             self.mode[m] = SPRING_MODES[p["springs"]]
             self.stretch[m] = 1 if p["viscous_stretching"] else 0
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
+        from .. import config
+
+        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if nm else 0.0
+        # Longest stable relaxation pass, s (see relaxation_passes); inf without pressure.
+        self.stable_pass_dt = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff) if k_eff > 0 else math.inf
+        self.passes = 1
         st = sim.state
         if self.has_springs:
             st.add_array("spring_partner", (16,), np.int64, fill=-1)
@@ -159,29 +165,20 @@ class ViscoelasticModel:
         is unchanged. Deviation from the thesis (one pass per step), so that
         substeps are chosen by the CFL rule alone.
         """
-        from .. import config
+        return max(1, math.ceil((dt / self.stable_pass_dt) ** 2 - 1e-9))
 
-        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if len(self.stiffness) else 0.0
-        if k_eff <= 0.0:
-            return 1
-        stable = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
-        return max(1, math.ceil((dt / stable) ** 2 - 1e-9))
-
-    def preferred_substeps(self, sim, frame_dt: float) -> int:
-        """Substeps per frame that make the relaxation cheapest.
+    def substep_cost(self, sim, frame_dt: float, substeps: int) -> float:
+        """Relative cost of a frame in ``substeps`` substeps, in units of one substep's fixed work.
 
         Passes per substep grow as Δt², so passes per frame fall as 1/S while the
-        fixed cost per substep (neighbour search, viscosity, collisions: about
-        ``config.RELAXATION_PASS_COST`` passes' worth, measured) grows as S. The
-        total S (base + N pass) is lowest near S = (T / Δt_stable) sqrt(pass / base).
+        fixed work per substep (neighbour search, viscosity, collisions) grows as
+        S; one pass costs ``config.RELAXATION_PASS_COST`` of that fixed work
+        (measured). The simulation picks the cheapest S the CFL rule allows.
         """
         from .. import config
 
-        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if len(self.stiffness) else 0.0
-        if k_eff <= 0.0:
-            return 1
-        stable = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff)
-        return max(1, round(frame_dt / stable * math.sqrt(config.RELAXATION_PASS_COST)))
+        passes = self.relaxation_passes(sim, frame_dt / substeps)
+        return substeps * (1.0 + config.RELAXATION_PASS_COST * passes)
 
     def max_dt(self, sim) -> float:
         """Longest stable substep, s: only springs limit it (relaxation passes adapt, viscosity is capped).
