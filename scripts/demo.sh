@@ -11,5 +11,5 @@ cd "$root"
 # --force: this script owns its output folder; re-running it replaces the previous demo bake.
 "$py" -m sph_addon bake scripts/scenes/dam_break.json --out "$out" --force
 "$py" -m sph_addon mesh "$out" --jobs 2
-"$py" -m sph_addon info "$out" | head -3
+"$py" -m sph_addon info "$out" | head -5
 "$py" -m sph_addon preview "$out" --out "$out/preview.png"

@@ -218,3 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; the cache is consistent, continue with --resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Output piped into `head` and cut short: not an error of ours. Point stdout at devnull so
+        # the interpreter's final flush does not raise again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK

@@ -47,6 +47,12 @@ def _super_index(sx, sy, sz, dense, sdims, mask):
     return ((sx * _P1) ^ (sy * _P2) ^ (sz * _P3)) & mask
 
 
+@njit(**config.NJIT)
+def _cell_key(cx, cy, cz, dense, sdims, mask):
+    """Sort key of cell (cx, cy, cz): its supercell's index times 8 plus its place in the supercell."""
+    return _super_index(cx >> 1, cy >> 1, cz >> 1, dense, sdims, mask) * 8 + (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
+
+
 @njit(**config.NJIT_PARALLEL)
 def _keys(x, inv_cell, lo, dense, sdims, mask, cell, key, colour):
     """Cell coordinates (n,3) int64 (relative to ``lo``), sort key (n,) and colour (n,) of each particle."""
@@ -57,11 +63,8 @@ def _keys(x, inv_cell, lo, dense, sdims, mask, cell, key, colour):
         cell[i, 0] = cx
         cell[i, 1] = cy
         cell[i, 2] = cz
-        sx = cx >> 1
-        sy = cy >> 1
-        sz = cz >> 1
-        key[i] = _super_index(sx, sy, sz, dense, sdims, mask) * 8 + (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
-        colour[i] = (sx & 1) + 2 * (sy & 1) + 4 * (sz & 1)
+        key[i] = _cell_key(cx, cy, cz, dense, sdims, mask)
+        colour[i] = ((cx >> 1) & 1) + 2 * ((cy >> 1) & 1) + 4 * ((cz >> 1) & 1)
 
 
 @njit(**config.NJIT)
@@ -110,8 +113,7 @@ def _fill_lists(x, cell, start, dense, sdims, mask, radius, nbr, count):
                 cy = cell[i, 1] + dy
                 for dx in range(-1, 2):
                     cx = cell[i, 0] + dx
-                    b = _super_index(cx >> 1, cy >> 1, cz >> 1, dense, sdims, mask) * 8 + \
-                        (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
+                    b = _cell_key(cx, cy, cz, dense, sdims, mask)
                     for j in range(start[b], start[b + 1]):
                         if j == i:
                             continue
@@ -149,35 +151,26 @@ def _fill_lists_by_cell(x, cell, start, sdims, radius, nbr, count):
         cx0 = cell[a, 0]
         cy0 = cell[a, 1]
         cz0 = cell[a, 2]
+        # The 27 neighbour cells' keys, then their particles gathered in one contiguous list.
+        keys = np.empty(27, np.int64)
         total = 0
-        for dz in range(-1, 2):
-            for dy in range(-1, 2):
-                for dx in range(-1, 2):
-                    cx = cx0 + dx
-                    cy = cy0 + dy
-                    cz = cz0 + dz
-                    k = _super_index(cx >> 1, cy >> 1, cz >> 1, True, sdims, 0) * 8 + \
-                        (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
-                    total += start[k + 1] - start[k]
+        for t in range(27):
+            k = _cell_key(cx0 + t % 3 - 1, cy0 + (t // 3) % 3 - 1, cz0 + t // 9 - 1, True, sdims, 0)
+            keys[t] = k
+            total += start[k + 1] - start[k]
         cand = np.empty(total, np.int64)
         cxs = np.empty(total)
         cys = np.empty(total)
         czs = np.empty(total)
         m = 0
-        for dz in range(-1, 2):
-            for dy in range(-1, 2):
-                for dx in range(-1, 2):
-                    cx = cx0 + dx
-                    cy = cy0 + dy
-                    cz = cz0 + dz
-                    k = _super_index(cx >> 1, cy >> 1, cz >> 1, True, sdims, 0) * 8 + \
-                        (cx & 1) + 2 * (cy & 1) + 4 * (cz & 1)
-                    for j in range(start[k], start[k + 1]):
-                        cand[m] = j
-                        cxs[m] = x[j, 0]
-                        cys[m] = x[j, 1]
-                        czs[m] = x[j, 2]
-                        m += 1
+        for t in range(27):
+            k = keys[t]
+            for j in range(start[k], start[k + 1]):
+                cand[m] = j
+                cxs[m] = x[j, 0]
+                cys[m] = x[j, 1]
+                czs[m] = x[j, 2]
+                m += 1
         for i in range(a, b):
             c = 0
             xi = x[i, 0]
