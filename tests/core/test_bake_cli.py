@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 from conftest import REPO, SCENES, scene_dict
+from reference.surface_mesh_checks import component_labels, signed_volume, topology
 
 from sph_addon.core.cache import CacheDir
 from sph_addon.core.plyio import read_ply
@@ -174,3 +175,17 @@ def test_dam_break_two_seconds_stays_in_tank_and_surges(tmp_path):
     assert fronts[0] < 1.0 + 1e-6
     assert all(b >= a - 0.02 for a, b in zip(fronts[:10], fronts[1:11])), "the front must advance"
     assert max(fronts) > 3.8, "the surge must reach the far wall"
+
+    # Issue 4: the same cache meshes frame by frame, every frame closed, 2-manifold and outward.
+    r = cli("mesh", out, "--jobs", "2", "--quiet", timeout=3000)
+    assert r.returncode == 0, r.stderr
+    for f in m["frames_done"]:
+        mesh = read_ply(out / "surface" / f"surface_{f:04d}.ply")
+        v, faces = mesh.positions(), mesh.faces
+        assert len(faces) > 0, f"frame {f}: empty surface"
+        topo = topology(v, faces)
+        assert topo["closed_manifold_edges"] and topo["oriented"] and topo["vertex_manifold"], f"frame {f}: {topo}"
+        labels = component_labels(len(v), faces)
+        for comp in np.unique(labels[faces[:, 0]]):
+            sel = faces[labels[faces[:, 0]] == comp]
+            assert signed_volume(v, sel) > 0, f"frame {f}: a component is inside out"
