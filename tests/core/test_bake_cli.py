@@ -189,3 +189,36 @@ def test_dam_break_two_seconds_stays_in_tank_and_surges(tmp_path):
         for comp in np.unique(labels[faces[:, 0]]):
             sel = faces[labels[faces[:, 0]] == comp]
             assert signed_volume(v, sel) > 0, f"frame {f}: a component is inside out"
+
+
+def test_sigterm_stops_between_frames_exit_130_and_resumes(tmp_path, write_scene):
+    """SIGTERM (what a farm scheduler sends) ends the bake after the frame in progress with exit 130;
+    the cache is complete up to that frame and --resume finishes it."""
+    scene = write_scene(_goo_scene())
+    out = tmp_path / "c"
+    proc = subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    manifest = out / "manifest.json"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if manifest.exists() and len(json.loads(manifest.read_text())["frames_done"]) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    m = CacheDir(out).read_manifest()
+    assert not m["complete"] and m["checkpoint"] == m["frames_done"][-1] < 14
+    r = cli("bake", scene, "--out", out, "--resume", "--quiet")
+    assert r.returncode == 0 and CacheDir(out).read_manifest()["complete"]
+
+
+def test_bake_meshes_as_it_goes_when_the_scene_asks(tmp_path, write_scene):
+    scene = write_scene(scene_dict(frame_end=3, surface={"mesh_during_bake": True}))
+    out = tmp_path / "c"
+    assert cli("bake", scene, "--out", out, "--quiet").returncode == 0
+    for f in (1, 2, 3):
+        assert len(read_ply(out / "surface" / f"surface_{f:04d}.ply").faces) > 0
+    r = cli("mesh", out, "--quiet")
+    assert r.returncode == 0 and "skipped 3" in r.stdout, r.stdout
