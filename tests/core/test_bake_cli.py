@@ -29,6 +29,17 @@ def _goo_scene() -> dict:
                       colliders=[{"type": "box_container", "size": [0.6, 0.6, 1.0], "position": [0.15, 0.15, 0.5]}])
 
 
+def _wait_for_frames(out, n: int, timeout: float = 300.0) -> None:
+    """Poll the bake's manifest until ``n`` frames are done."""
+    manifest = out / "manifest.json"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if manifest.exists() and len(json.loads(manifest.read_text())["frames_done"]) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the bake did not reach {n} frames in {timeout} s")
+
+
 def test_sigkill_mid_bake_then_resume_equals_uninterrupted(tmp_path, write_scene):
     scene = write_scene(_goo_scene())
     full, killed = tmp_path / "full", tmp_path / "killed"
@@ -36,15 +47,10 @@ def test_sigkill_mid_bake_then_resume_equals_uninterrupted(tmp_path, write_scene
 
     proc = subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(killed),
                              "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    manifest = killed / "manifest.json"
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if manifest.exists() and len(json.loads(manifest.read_text())["frames_done"]) >= 5:
-            break
-        time.sleep(0.05)
+    _wait_for_frames(killed, 5)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = json.loads(manifest.read_text())["frames_done"]
+    done = json.loads((killed / "manifest.json").read_text())["frames_done"]
     assert 5 <= len(done) < 14, "the kill must land mid-bake"
 
     # Every file the killed bake left parses, and nothing half-written is visible.
@@ -198,12 +204,7 @@ def test_sigterm_stops_between_frames_exit_130_and_resumes(tmp_path, write_scene
     out = tmp_path / "c"
     proc = subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    manifest = out / "manifest.json"
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if manifest.exists() and len(json.loads(manifest.read_text())["frames_done"]) >= 3:
-            break
-        time.sleep(0.05)
+    _wait_for_frames(out, 3)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err

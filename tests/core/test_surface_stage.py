@@ -50,7 +50,8 @@ def test_meshes_skips_and_forces(tmp_path):
     rep = mesh_cache(cache, progress=lambda done, total, frame: seen.append((done, total, frame)))
     assert rep["meshed"] == [1, 2, 3] and rep["skipped"] == [] and rep["failed"] == {}
     assert sorted(f for _, _, f in seen) == [1, 2, 3] and seen[-1][:2] == (3, 3)
-    assert set(rep["seconds"]) == {1, 2, 3}
+    per_frame = rep["seconds"]  # wall time recorded for each meshed frame (its value is not asserted)
+    assert set(per_frame) == {1, 2, 3}
     ply = read_ply(cache / "surface" / "surface_0002.ply")
     names = set(ply.vertices.dtype.names)
     assert {"x", "y", "z", "vx", "vy", "vz", "nx", "ny", "nz", "material"} <= names
