@@ -34,7 +34,7 @@ from .errors import SimulationError
 from .neighbors import NeighborSearch
 from .scene import Scene
 from .solvers import SOLVERS
-from .sources import Inflow, fill_mesh_source, lattice_box, lattice_sphere
+from .sources import Inflow, fill_volume
 from .state import ParticleState
 
 log = logging.getLogger(__name__)
@@ -112,12 +112,7 @@ class Simulation:
             if kind == "inflow":
                 self.inflows.append(Inflow(k, mat, p, self.spacing))
                 continue
-            if kind == "box":
-                pts = lattice_box(p["min"], p["max"], self.spacing)
-            elif kind == "mesh":
-                pts = fill_mesh_source(p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
-            else:
-                pts = lattice_sphere(p["center"], p["radius"], self.spacing)
+            pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
             self.state.append(pts, np.broadcast_to(p["velocity"], pts.shape), mat, k)
         self._apply_domain()

@@ -121,6 +121,17 @@ def lattice_sphere(center, radius: float, spacing: float) -> np.ndarray:
     return pts[np.sum((pts - c) ** 2, axis=1) <= radius * radius]
 
 
+def fill_volume(kind: str, p: dict, spacing: float, base_dir: Path, where: str, memory_budget: int) -> np.ndarray:
+    """Initial particle positions (k,3) of a volume source (``box``, ``sphere`` or ``mesh``), m."""
+    if kind == "box":
+        return lattice_box(p["min"], p["max"], spacing)
+    if kind == "sphere":
+        return lattice_sphere(p["center"], p["radius"], spacing)
+    if kind == "mesh":
+        return fill_mesh_source(p, spacing, base_dir, where, memory_budget)
+    raise KeyError(f"{kind!r} is not a volume source")
+
+
 def count_box(lo, hi, spacing: float) -> int:
     """Number of lattice points :func:`lattice_box` would make, without making them."""
     n = 1
