@@ -24,40 +24,20 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "tests"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from reference.analytic_sdf import cube_sphere  # noqa: E402
 
 from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf  # noqa: E402
 
 log = logging.getLogger("bench.sdf")
 
 
-def bumpy_sphere(n: int, radius: float = 1.0, bump: float = 0.08, freq: float = 6.0):
-    """Cube-sphere with 12 n^2 triangles, radius modulated by a product of sines."""
-    u = np.linspace(-1.0, 1.0, n + 1)
-    a, b = np.meshgrid(u, u, indexing="ij")
-    pts, tris, base = [], [], 0
-    for axis in range(3):
-        for sign in (-1.0, 1.0):
-            p = np.empty((n + 1, n + 1, 3))
-            p[..., axis] = sign
-            p[..., (axis + 1) % 3] = a
-            p[..., (axis + 2) % 3] = b * sign
-            pts.append(p.reshape(-1, 3))
-            idx = base + np.arange((n + 1) ** 2).reshape(n + 1, n + 1)
-            q00, q10, q01, q11 = idx[:-1, :-1], idx[1:, :-1], idx[:-1, 1:], idx[1:, 1:]
-            tris += [np.stack([q00, q10, q11], -1).reshape(-1, 3),
-                     np.stack([q00, q11, q01], -1).reshape(-1, 3)]
-            base += (n + 1) ** 2
-    v = np.concatenate(pts)
-    # Weld the duplicated cube-edge vertices so the mesh is watertight.
-    key = np.round(v * n * 4).astype(np.int64)
-    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    v = v[first]
-    t = inv.reshape(-1)[np.concatenate(tris)]
-    d = v / np.linalg.norm(v, axis=1, keepdims=True)
-    r = radius * (1.0 + bump * np.sin(freq * d[:, 0]) * np.sin(freq * d[:, 1]) * np.sin(freq * d[:, 2]))
-    return d * r[:, None], t.astype(np.int64)
+def bumpy_sphere(n: int):
+    """The benchmark mesh: a cube-sphere of 12 n^2 triangles with bumps (shared with the SDF tests)."""
+    return cube_sphere(n, bump=0.08)
 
 
 def run(args: argparse.Namespace) -> dict:
