@@ -1,0 +1,9 @@
+"""(in progress)"""
+
+
+def register():
+    pass
+
+
+def unregister():
+    pass

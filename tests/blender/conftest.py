@@ -1,0 +1,91 @@
+"""Fixtures for tests against the PyPI ``bpy`` module (one venv per Blender version).
+
+Blender reads ``BLENDER_USER_RESOURCES`` once, when ``bpy`` is imported, so it is
+set here before the import: every test session gets a fresh, isolated user
+directory (preferences, extensions, installed wheels, numba cache). The
+checkout is registered as a local extension repository and enabled the way
+Blender enables any extension, which installs the bundled numba/llvmlite wheels
+(these venvs have no numba of their own, so the wheels are what the tests use).
+"""
+
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+USER_DIR = Path(tempfile.mkdtemp(prefix="sph_bpy_user_"))
+os.environ["BLENDER_USER_RESOURCES"] = str(USER_DIR)
+
+import bpy  # noqa: E402  (must follow the environment variable)
+
+import addon_utils  # noqa: E402  (on sys.path only once bpy is imported)
+
+REPO_MODULE = "sphdev"
+ADDON_MODULE = f"bl_ext.{REPO_MODULE}.sph_addon"
+BLENDER = bpy.app.version[:2]
+
+
+def _enable_from_checkout() -> None:
+    if not any((ROOT / "wheels").glob("numba-*.whl")):
+        pytest.exit("wheels/ holds no numba wheel: run scripts/fetch_wheels.py (scripts/test.sh does)", 1)
+    repo_dir = USER_DIR / "dev_repo"
+    repo_dir.mkdir(exist_ok=True)
+    link = repo_dir / "sph_addon"
+    if not link.exists():
+        link.symlink_to(ROOT, target_is_directory=True)
+    bpy.context.preferences.extensions.repos.new(name="SPH dev", module=REPO_MODULE, custom_directory=str(repo_dir),
+                                                 source='USER')
+    mod = addon_utils.enable(ADDON_MODULE, default_set=True, handle_error=None)
+    if mod is None:
+        pytest.exit(f"enabling {ADDON_MODULE} failed on Blender {bpy.app.version_string}", 1)
+
+
+@pytest.fixture(scope="session")
+def ext():
+    """The enabled extension; ``ext.sub("export")`` imports one of its Blender modules."""
+    _enable_from_checkout()
+
+    class _Ext:
+        module = ADDON_MODULE
+        package = f"{ADDON_MODULE}.sph_addon"
+
+        @staticmethod
+        def sub(name: str):
+            return importlib.import_module(f"{ADDON_MODULE}.sph_addon.blender.{name}")
+
+        @staticmethod
+        def core(name: str):
+            return importlib.import_module(f"{ADDON_MODULE}.sph_addon.core.{name}")
+
+    yield _Ext
+    addon_utils.disable(ADDON_MODULE, default_set=True, handle_error=None)
+
+
+@pytest.fixture
+def empty_file(ext):
+    """A fresh empty main file (the extension stays enabled), saved nowhere yet."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+@pytest.fixture
+def saved_file(empty_file, tmp_path):
+    """An empty main file saved as ``tmp_path/scene.blend`` so that ``//`` paths resolve."""
+    path = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(USER_DIR, ignore_errors=True)
+
+
+def python_for_subprocess() -> str:
+    """The interpreter of this venv, for tests that need a fresh Blender process."""
+    return sys.executable
