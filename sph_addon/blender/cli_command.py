@@ -1,9 +1,153 @@
-"""(in progress)"""
+"""The farm command: ``blender --command sph bake|mesh|free|info FILE.blend [...]``.
+
+Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+); the return
+value is the process exit code, as in the plain-Python CLI: 0 done, 2 bad input
+(one line naming the object and setting), 3 the simulation failed, 130
+interrupted (SIGINT/SIGTERM stop between frames; ``--resume`` continues). The
+command opens the .blend itself (a file given before ``--command`` is not
+loaded). After a bake that created the replay objects the file is saved, so a
+farm render of it shows the liquid (``--no-save`` to keep the file untouched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+import bpy
+
+from ..core.bake import parse_frames
+from ..core.errors import InputError, SimulationError
+from . import baking, export, runtime
+
+EXIT_OK, EXIT_INPUT, EXIT_SIMULATION, EXIT_INTERRUPTED = 0, 2, 3, 130
+
+
+class _ArgumentError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would sys.exit() out of Blender
+        raise _ArgumentError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="blender --command sph", description="Bake, mesh, free or inspect an SPH Domain's "
+                                                               "cache from a .blend file, without a screen.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("bake", "simulate the Domain into its cache directory"),
+                       ("mesh", "mesh the surface of the baked frames"),
+                       ("free", "delete the files bakes of the Domain wrote"),
+                       ("info", "print the cache's state as JSON")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("blend", help="the .blend file (opened by the command)")
+        p.add_argument("--domain", default="", help="Domain object name (default: the only Domain)")
+        if name in {"bake", "mesh"}:
+            p.add_argument("--frames", help="A-B: frames to bake or mesh (default: the Domain's range)")
+        if name == "bake":
+            p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+            p.add_argument("--replace", action="store_true", help="replace an existing bake")
+            p.add_argument("--no-save", action="store_true",
+                           help="do not save the .blend even if the replay objects had to be created")
+        if name == "mesh":
+            p.add_argument("--replace", action="store_true", help="re-mesh frames that are up to date")
+    return parser
+
+
+def _has_replay(domain) -> bool:
+    return any(ob.get("sph_domain") == domain.name for ob in bpy.data.objects)
+
+
+def run(argv: list[str], echo=print) -> int:
+    """Parse ``argv`` and run the command; return the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        frames = parse_frames(getattr(args, "frames", None))
+    except (_ArgumentError, InputError) as exc:
+        echo(f"error: {exc}")
+        return EXIT_INPUT
+    stop = {"requested": False}
+
+    def on_signal(signum, _frame):
+        stop["requested"] = True
+        echo(f"received signal {signum}: stopping after this frame (resumable)")
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            bpy.ops.wm.open_mainfile(filepath=args.blend, load_ui=False)
+        except RuntimeError as exc:
+            echo(f"error: {args.blend}: cannot be opened ({str(exc).strip()})")
+            return EXIT_INPUT
+        scene = bpy.context.scene
+        domain = export.find_domain(scene, args.domain)
+        start, end = frames if frames else (0, 0)
+        if args.command == "info":
+            echo(json.dumps(cache_info(domain), indent=2))
+            return EXIT_OK
+        if args.command == "free":
+            echo(f"freed {baking.free(domain)} files in {export.cache_dir(domain)}")
+            return EXIT_OK
+        if args.command == "bake":
+            had_replay = _has_replay(domain)
+            task = baking.prepare_bake(scene, domain, start, end, resume=args.resume, replace=args.replace)
+        else:
+            had_replay = True
+            task = baking.prepare_mesh(scene, domain, start, end, replace=args.replace)
+        result = baking.run_sync(scene, task, echo=echo, should_stop=lambda: stop["requested"])
+        if args.command == "bake" and not had_replay and not args.no_save:
+            bpy.ops.wm.save_mainfile()
+            echo(f"saved {bpy.data.filepath} with the replay objects")
+        if stop["requested"]:
+            return EXIT_INTERRUPTED
+        if args.command == "mesh" and result.get("failed"):
+            for frame, reason in result["failed"].items():
+                echo(f"error: frame {frame}: {reason}")
+            return EXIT_SIMULATION
+        return EXIT_OK
+    except (InputError, runtime.NumbaUnavailable, OSError) as exc:
+        echo(f"error: {exc}")
+        return EXIT_INPUT
+    except SimulationError as exc:
+        echo(f"simulation failed: {exc}")
+        return EXIT_SIMULATION
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def cache_info(domain) -> dict:
+    root = export.cache_dir(domain)
+    info = {"domain": domain.name, "cache_directory": str(root), "baked": False}
+    manifest = root / "manifest.json"
+    if manifest.is_file():
+        m = json.loads(manifest.read_text(encoding="utf-8"))
+        done = m.get("frames_done", [])
+        info.update(baked=True, complete=bool(m.get("complete")), frames_done=[min(done), max(done)] if done else [],
+                    surfaces=len(list((root / "surface").glob("surface_*.ply"))))
+    return info
+
+
+def _execute(argv) -> int:
+    code = run(list(argv))
+    sys.stdout.flush()
+    return code
+
+
+_handle = None
 
 
 def register():
-    pass
+    global _handle
+    if hasattr(bpy.utils, "register_cli_command"):
+        _handle = bpy.utils.register_cli_command("sph", _execute)
 
 
 def unregister():
-    pass
+    global _handle
+    if _handle is not None:
+        bpy.utils.unregister_cli_command(_handle)
+        _handle = None

@@ -1,9 +1,328 @@
-"""(in progress)"""
+"""Operators: ``sph.bake``, ``sph.resume``, ``sph.bake_mesh``, ``sph.free_bake``,
+``sph.cancel`` and the quick-setup helpers.
+
+From the interface (``invoke``) a bake runs on a worker thread and a modal
+operator polls it: the progress shows in the Domain panel and the status bar,
+Esc cancels after the current frame (the cache stays resumable), errors come
+back as reports naming the object and the setting. From scripts and in
+headless Blender (``execute``; ``INVOKE_DEFAULT`` runs ``execute`` there too)
+the same task runs synchronously.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+
+from ..core.errors import InputError, SimulationError
+from . import baking, export, jobs, runtime
+
+_ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
+
+
+def _redraw_properties(context) -> None:
+    for window in context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type in {'PROPERTIES', 'VIEW_3D'}:
+                area.tag_redraw()
+
+
+class _TaskOperator:
+    """Shared invoke/modal/execute of operators that run a ``baking.Task``."""
+
+    domain: StringProperty(name="Domain", default="",
+                           description="Name of the Domain object; empty = the active or only Domain")
+    frame_start: IntProperty(name="Frame Start", default=0, description="First frame; 0 = the Domain's")
+    frame_end: IntProperty(name="Frame End", default=0, description="Last frame; 0 = the Domain's")
+
+    _timer = None
+    _task_name = ""
+
+    def prepare(self, context) -> baking.Task:
+        raise NotImplementedError
+
+    def done_message(self, task: baking.Task, outcome: jobs.Outcome) -> str:
+        return f"{task.kind} of {task.domain_name} finished"
+
+    def execute(self, context):
+        if jobs.busy():
+            self.report({'ERROR'}, "An SPH bake is already running; wait for it or cancel it (Esc)")
+            return {'CANCELLED'}
+        try:
+            task = self.prepare(context)
+            result = baking.run_sync(context.scene, task)
+        except _ERRORS as exc:
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        self.report({'INFO'}, self.done_message(task, jobs.Outcome(result=result)))
+        return {'FINISHED'}
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        if jobs.busy():
+            self.report({'ERROR'}, "An SPH bake is already running; wait for it or cancel it (Esc)")
+            return {'CANCELLED'}
+        try:
+            task = self.prepare(context)
+        except _ERRORS as exc:
+            if self.offer_choices(context, exc):
+                return {'CANCELLED'}
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        jobs.current = jobs.Job(task)
+        jobs.current.start()
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        return {'RUNNING_MODAL'}
+
+    def offer_choices(self, context, exc) -> bool:
+        return False
+
+    def modal(self, context, event):
+        job = jobs.current
+        if event.type == 'ESC' and job is not None and not job.cancelling:
+            job.cancel()
+            context.workspace.status_text_set("SPH: cancelling after this frame...")
+            return {'RUNNING_MODAL'}
+        if event.type != 'TIMER' or job is None:
+            return {'PASS_THROUGH'}
+        outcome = job.poll()
+        if job.status is not None and outcome is None:
+            context.workspace.status_text_set(f"SPH: {job.status.text()}  (Esc to cancel)")
+            _redraw_properties(context)
+        if outcome is None:
+            return {'PASS_THROUGH'}
+        context.window_manager.event_timer_remove(self._timer)
+        context.workspace.status_text_set(None)
+        jobs.current = None
+        try:
+            baking.finish(context.scene, job.task)
+        except _ERRORS as exc:
+            self.report({'WARNING'}, f"the cache could not be shown: {exc}")
+        _redraw_properties(context)
+        if outcome.error is not None:
+            err = outcome.error
+            if isinstance(err, InputError):
+                err = job.task.explain(err)
+            if not isinstance(err, _ERRORS):
+                print(getattr(err, "__sph_traceback__", ""))
+            self.report({'ERROR'}, str(err))
+            return {'CANCELLED'}
+        if outcome.cancelled:
+            self.report({'WARNING'}, f"{job.task.kind.title()} of {job.task.domain_name} cancelled; "
+                                     "Resume continues it")
+            return {'CANCELLED'}
+        self.report({'INFO'}, self.done_message(job.task, outcome))
+        return {'FINISHED'}
+
+    def domain_object(self, context):
+        return export.find_domain(context.scene, self.domain)
+
+
+class _BakeOperator(_TaskOperator):
+    """Shared by sph.bake and sph.resume (a registered operator class cannot be subclassed)."""
+
+    bl_options = {'REGISTER'}
+
+    replace: BoolProperty(name="Replace", default=False,
+                          description="Replace an existing bake in the cache directory (its files are deleted)")
+
+    def prepare(self, context):
+        return baking.prepare_bake(context.scene, self.domain_object(context), self.frame_start, self.frame_end,
+                                   resume=self.resume, replace=self.replace)
+
+    def offer_choices(self, context, exc) -> bool:
+        """An existing bake is never replaced without asking: offer Resume / Replace."""
+        if self.resume or self.replace or "already holds a bake" not in str(exc):
+            return False
+        domain = self.domain
+
+        def draw(menu, _context):
+            layout = menu.layout
+            layout.label(text=str(exc), icon='INFO')
+            op = layout.operator("sph.bake", text="Resume", icon='PLAY')
+            op.domain, op.resume = domain, True
+            op = layout.operator("sph.bake", text="Replace (delete the old bake)", icon='TRASH')
+            op.domain, op.replace = domain, True
+
+        context.window_manager.popup_menu(draw, title="This cache directory holds a bake", icon='QUESTION')
+        return True
+
+    def done_message(self, task, outcome):
+        m = outcome.result or {}
+        done = m.get("frames_done", [])
+        return f"Baked {task.domain_name}: {len(done)} frames into {task.cache_dir}"
+
+
+class SPH_OT_bake(_BakeOperator, bpy.types.Operator):
+    """Simulate the Domain's particles into its cache directory"""
+
+    bl_idname = "sph.bake"
+    bl_label = "Bake"
+
+    resume: BoolProperty(name="Resume", default=False,
+                         description="Continue a bake that was cancelled or killed, from its last checkpoint")
+
+
+class SPH_OT_resume(_BakeOperator, bpy.types.Operator):
+    """Continue the Domain's bake from its last checkpoint"""
+
+    bl_idname = "sph.resume"
+    bl_label = "Resume Bake"
+
+    resume: BoolProperty(name="Resume", default=True, options={'HIDDEN'})
+
+
+class SPH_OT_bake_mesh(_TaskOperator, bpy.types.Operator):
+    """Mesh the surface of every baked frame with the Domain's surface settings"""
+
+    bl_idname = "sph.bake_mesh"
+    bl_label = "Bake Mesh"
+    bl_options = {'REGISTER'}
+
+    replace: BoolProperty(name="Replace", default=False,
+                          description="Re-mesh frames whose surface is already up to date")
+
+    def prepare(self, context):
+        return baking.prepare_mesh(context.scene, self.domain_object(context), self.frame_start, self.frame_end,
+                                   replace=self.replace)
+
+    def done_message(self, task, outcome):
+        r = outcome.result or {}
+        text = f"Meshed {len(r.get('meshed', []))} frames, {len(r.get('skipped', []))} up to date"
+        if r.get("failed"):
+            frame, reason = next(iter(r["failed"].items()))
+            text += f"; {len(r['failed'])} failed (frame {frame}: {reason})"
+        return text
+
+
+class SPH_OT_free_bake(bpy.types.Operator):
+    """Delete the files bakes of this Domain wrote (particles, surfaces, checkpoints); nothing else"""
+
+    bl_idname = "sph.free_bake"
+    bl_label = "Free Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    domain: StringProperty(name="Domain", default="")
+
+    def execute(self, context):
+        if jobs.busy():
+            self.report({'ERROR'}, "An SPH bake is running; cancel it before freeing the cache")
+            return {'CANCELLED'}
+        try:
+            n = baking.free(export.find_domain(context.scene, self.domain))
+        except _ERRORS as exc:
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"Freed {n} files")
+        return {'FINISHED'}
+
+    def invoke(self, context, event):
+        return context.window_manager.invoke_confirm(self, event)
+
+
+class SPH_OT_cancel(bpy.types.Operator):
+    """Stop the running bake after the current frame; Resume continues it"""
+
+    bl_idname = "sph.cancel"
+    bl_label = "Cancel Bake"
+
+    def execute(self, context):
+        if jobs.current is not None:
+            jobs.current.cancel()
+        return {'FINISHED'}
+
+
+def _selection_bounds(objects):
+    import numpy as np
+
+    pts = []
+    for ob in objects:
+        m = np.array(ob.matrix_world)
+        pts.append(np.array([tuple(c) for c in ob.bound_box]) @ m[:3, :3].T + m[:3, 3])
+    if not pts:
+        return None
+    pts = np.concatenate(pts)
+    return pts.min(axis=0), pts.max(axis=0)
+
+
+def make_domain(context, objects, margin: float = 0.25):
+    """A wireframe box Domain around ``objects`` (or a 2 m box at the origin)."""
+    bounds = _selection_bounds(objects)
+    if bounds is None:
+        lo, hi = (-1.0, -1.0, 0.0), (1.0, 1.0, 2.0)
+    else:
+        lo, hi = bounds
+        pad = margin * max(hi - lo)
+        lo, hi = lo - pad, hi + pad
+        lo[2] = min(lo[2], bounds[0][2])  # the floor stays where the lowest object is
+    size = [b - a for a, b in zip(lo, hi)]
+    center = [(a + b) / 2 for a, b in zip(lo, hi)]
+    me = bpy.data.meshes.new("SPH Domain")
+    s = [v / 2 for v in size]
+    verts = [(x * s[0], y * s[1], z * s[2]) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    me.from_pydata(verts, [], faces)
+    ob = bpy.data.objects.new("SPH Domain", me)
+    ob.location = center
+    ob.display_type = 'WIRE'
+    ob.hide_render = True
+    context.scene.collection.objects.link(ob)
+    ob.sph.role = 'DOMAIN'
+    return ob
+
+
+class SPH_OT_make_domain(bpy.types.Operator):
+    """Add a Domain box around the selected objects"""
+
+    bl_idname = "sph.make_domain"
+    bl_label = "Make Domain"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def execute(self, context):
+        ob = make_domain(context, list(context.selected_objects))
+        self.report({'INFO'}, f"Added Domain {ob.name}")
+        return {'FINISHED'}
+
+
+class SPH_OT_quick_fluid(bpy.types.Operator):
+    """Make the selected meshes a fluid with a material preset, and a Domain around them if there is none"""
+
+    bl_idname = "sph.quick_fluid"
+    bl_label = "Quick Fluid"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    preset: EnumProperty(name="Preset", items=[("water", "Quick Liquid", "Water"),
+                                               ("honey", "Quick Goo", "Honey (coiling, viscous)"),
+                                               ("jelly", "Quick Jelly", "An elastic solid that wobbles")])
+
+    def execute(self, context):
+        fluids = [ob for ob in context.selected_objects if ob.type == 'MESH' and ob.sph.role == 'NONE']
+        if not fluids:
+            self.report({'ERROR'}, "Select one or more mesh objects to fill with particles")
+            return {'CANCELLED'}
+        for ob in fluids:
+            ob.sph.role = 'FLUID'
+            ob.sph.material.preset = self.preset
+            ob.display_type = 'WIRE'
+            ob.hide_render = True
+        if not export.domains(context.scene):
+            make_domain(context, fluids, margin=1.0)
+        self.report({'INFO'}, f"{len(fluids)} fluid objects ({self.preset}); Bake from the Domain")
+        return {'FINISHED'}
+
+
+_classes = (SPH_OT_bake, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_cancel, SPH_OT_make_domain,
+            SPH_OT_quick_fluid)
 
 
 def register():
-    pass
+    for cls in _classes:
+        bpy.utils.register_class(cls)
 
 
 def unregister():
-    pass
+    for cls in reversed(_classes):
+        bpy.utils.unregister_class(cls)

@@ -1,9 +1,197 @@
-"""(in progress)"""
+"""Physics-tab panels. What each role shows is the list of declared parameters
+``properties`` picked for it, so a parameter added in the core appears here.
+"""
+
+from __future__ import annotations
+
+import bpy
+
+from . import baking, export, jobs
+from . import properties as props
+
+
+class _PhysicsPanel:
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "physics"
+
+    @classmethod
+    def role_is(cls, context, *roles):
+        ob = context.object
+        return ob is not None and ob.sph.role in roles
+
+
+def _draw_params(layout, group, params):
+    col = layout.column()
+    col.use_property_split = True
+    col.use_property_decorate = False
+    for p in params:
+        col.prop(group, p.name)
+
+
+class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "SPH Fluid"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.prop(context.object.sph, "role")
+        if context.object.sph.role == 'NONE':
+            row = layout.row(align=True)
+            for preset, text in (("water", "Quick Liquid"), ("honey", "Quick Goo"), ("jelly", "Quick Jelly")):
+                row.operator("sph.quick_fluid", text=text).preset = preset
+            layout.operator("sph.make_domain", icon='MESH_CUBE')
+
+
+class SPH_PT_domain(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Domain"
+    bl_parent_id = "SPH_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'DOMAIN')
+
+    def draw(self, context):
+        layout = self.layout
+        ob = context.object
+        d = ob.sph.domain
+        _draw_params(layout, d, props.DOMAIN_TOP)
+        try:
+            n, mib = baking.particle_estimate(context.scene, ob)
+            layout.label(text=f"About {n:,} particles at the start, {mib:,.0f} MiB", icon='INFO')
+        except Exception as exc:  # a panel must draw whatever the scene holds
+            layout.label(text=f"No estimate: {exc}", icon='ERROR')
+        col = layout.column()
+        col.use_property_split = True
+        col.prop(d, "use_scene_gravity")
+        sub = col.column()
+        sub.active = not d.use_scene_gravity
+        sub.prop(d, "gravity")
+        col.prop(d, "closed_borders")
+        _draw_bake(layout, context, ob)
+
+
+def _draw_bake(layout, context, ob):
+    box = layout.box()
+    col = box.column()
+    col.use_property_split = True
+    col.prop(ob.sph.domain, "cache_directory")
+    job = jobs.current
+    if job is not None and job.task.domain_name == ob.name and job.outcome is None:
+        status = job.status
+        text = status.text() if status else f"Starting {job.task.kind}..."
+        fraction = status.fraction if status else 0.0
+        if hasattr(box, "progress"):
+            box.progress(factor=fraction, type='BAR', text=text)
+        else:
+            box.label(text=text)
+        box.operator("sph.cancel", icon='CANCEL', text="Cancelling..." if job.cancelling else "Cancel (Esc)")
+        return
+    row = box.row(align=True)
+    row.operator("sph.bake", icon='PHYSICS').domain = ob.name
+    row.operator("sph.resume", icon='PLAY', text="Resume").domain = ob.name
+    row = box.row(align=True)
+    row.operator("sph.bake_mesh", icon='MOD_FLUIDSIM').domain = ob.name
+    row.operator("sph.free_bake", icon='TRASH').domain = ob.name
+    try:
+        root = export.cache_dir(ob)
+    except export.ExportError:
+        return
+    manifest = root / "manifest.json"
+    if manifest.is_file():
+        import json
+
+        try:
+            m = json.loads(manifest.read_text(encoding="utf-8"))
+            done = m.get("frames_done", [])
+            state = "complete" if m.get("complete") else "resumable"
+            box.label(text=f"Baked frames {min(done)}-{max(done)} ({state})" if done else "Empty bake",
+                      icon='CHECKMARK' if m.get("complete") else 'PAUSE')
+        except (OSError, ValueError):
+            box.label(text="Unreadable manifest.json", icon='ERROR')
+
+
+class SPH_PT_domain_simulation(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Simulation"
+    bl_parent_id = "SPH_PT_domain"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'DOMAIN')
+
+    def draw(self, context):
+        _draw_params(self.layout, context.object.sph.domain, props.DOMAIN_SIMULATION)
+
+
+class SPH_PT_domain_surface(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Surface"
+    bl_parent_id = "SPH_PT_domain"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'DOMAIN')
+
+    def draw(self, context):
+        _draw_params(self.layout, context.object.sph.domain.surface, props.SURFACE_PARAMETERS)
+
+
+class SPH_PT_material(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Material"
+    bl_parent_id = "SPH_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'FLUID', 'INFLOW')
+
+    def draw(self, context):
+        ob = context.object
+        m = ob.sph.material
+        col = self.layout.column()
+        col.use_property_split = True
+        col.prop(m, "preset")
+        if ob.sph.role == 'FLUID':
+            col.prop(m, "initial_velocity")
+            _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
+        else:
+            col.prop(ob.sph.inflow, "speed")
+            _draw_params(self.layout, ob.sph.inflow, props.INFLOW)
+        box = self.layout.box()
+        box.label(text="Parameters (the preset's values; edits override it)")
+        spec = props.SOLVERS[m.model]
+        _draw_params(box, m, spec.parameters)
+
+
+class SPH_PT_collider(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Collider"
+    bl_parent_id = "SPH_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'COLLIDER')
+
+    def draw(self, context):
+        c = context.object.sph.collider
+        col = self.layout.column()
+        col.use_property_split = True
+        col.prop(c, "motion")
+        _draw_params(self.layout, c, props.COLLIDER_COMMON + props.COLLIDER_MESH)
+
+
+_classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_surface, SPH_PT_material,
+            SPH_PT_collider)
 
 
 def register():
-    pass
+    for cls in _classes:
+        bpy.utils.register_class(cls)
 
 
 def unregister():
-    pass
+    for cls in reversed(_classes):
+        bpy.utils.unregister_class(cls)

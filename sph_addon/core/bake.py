@@ -12,6 +12,7 @@ own particle in a fixed order).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import tempfile
@@ -97,8 +98,9 @@ def prepare(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: t
         if not cache.exists():
             raise InputError(str(root), "there is no bake to resume here (no manifest.json); run without --resume")
         manifest = cache.read_manifest()
-        stored = load_scene(cache.scene_path)
-        if stored.raw != _stored_raw(scene):
+        # Compared as JSON, not re-validated: its mesh paths are relative to the original
+        # scene file, not to the cache directory it is stored in.
+        if _read_stored(cache) != _stored_raw(scene):
             raise InputError(str(cache.scene_path), "the scene changed since this bake started; "
                                                     "bake again with --force to start over")
         if manifest.get("checkpoint") is None:
@@ -119,6 +121,13 @@ def prepare(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: t
             raise InputError(str(root), f"the output directory cannot be created ({parent} is not writable); "
                                         "choose another --out")
     return scene, cache
+
+
+def _read_stored(cache: CacheDir) -> dict:
+    try:
+        return json.loads(cache.scene_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(str(cache.scene_path), f"cannot be read ({exc}); bake again with --force") from None
 
 
 def _stored_raw(scene: Scene) -> dict:

@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 USER_DIR = Path(tempfile.mkdtemp(prefix="sph_bpy_user_"))
 os.environ["BLENDER_USER_RESOURCES"] = str(USER_DIR)
 
-import addon_utils  # noqa: E402  (on sys.path only once bpy is imported)
+# isort: off
 import bpy  # noqa: E402  (must follow the environment variable)
+import addon_utils  # noqa: E402  (on sys.path only once bpy is imported)
+# isort: on
 
 REPO_MODULE = "sphdev"
 ADDON_MODULE = f"bl_ext.{REPO_MODULE}.sph_addon"

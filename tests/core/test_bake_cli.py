@@ -223,3 +223,20 @@ def test_bake_meshes_as_it_goes_when_the_scene_asks(tmp_path, write_scene):
         assert len(read_ply(out / "surface" / f"surface_{f:04d}.ply").faces) > 0
     r = cli("mesh", out, "--quiet")
     assert r.returncode == 0 and "skipped 3" in r.stdout, r.stdout
+
+
+def test_resume_with_mesh_files_relative_to_the_scene(tmp_path, write_scene):
+    """The stored copy of the scene lives in the cache, away from its mesh files: resume must still work."""
+    scene_dir = tmp_path / "scene"
+    scene_dir.mkdir()
+    mesh = scene_dir / "box.ply"
+    mesh.write_bytes((REPO / "tests" / "data" / "meshes" / "box_dup_flipped.ply").read_bytes())
+    scene = write_scene(scene_dict(frame_end=3, particle_spacing=0.05,
+                                   materials=[{"name": "water", "preset": "water"}],
+                                   sources=[{"type": "mesh", "material": "water", "path": "box.ply"}]),
+                        "scene/scene.json")
+    out = tmp_path / "elsewhere" / "cache"
+    r = cli("bake", scene, "--out", out, "--frames", "1-2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = cli("bake", scene, "--out", out, "--frames", "1-2", "--resume", "--quiet")
+    assert r.returncode == 0, r.stderr

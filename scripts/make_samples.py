@@ -1,0 +1,230 @@
+"""Build the sample .blend files in ``sample_blends/`` with the PyPI ``bpy`` module.
+
+    .venv-bpy-4.2/bin/python scripts/make_samples.py [--out sample_blends] [--only dam_break]
+
+Run it with the oldest supported Blender (4.2) so the files open in every
+supported version, or with another version's venv to rebuild them for it. Each
+file holds a Domain with its settings, the fluid, the colliders, a camera and
+a light, and bakes and renders with no setup: Bake in the Physics tab, or
+``blender --command sph bake FILE.blend`` on a farm, then render.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def enable_extension():
+    """Enable the checkout as an extension in a throwaway user directory (BLENDER_NOTES.md section 4)."""
+    user = Path(tempfile.mkdtemp(prefix="sph_samples_user_"))
+    os.environ["BLENDER_USER_RESOURCES"] = str(user)
+    # isort: off
+    import bpy  # reads BLENDER_USER_RESOURCES on import
+    import addon_utils  # importable only once bpy is
+    # isort: on
+
+    repo = user / "repo"
+    repo.mkdir()
+    (repo / "sph_addon").symlink_to(ROOT, target_is_directory=True)
+    bpy.context.preferences.extensions.repos.new(name="SPH samples", module="sphsamples",
+                                                 custom_directory=str(repo), source='USER')
+    if addon_utils.enable("bl_ext.sphsamples.sph_addon", default_set=True, handle_error=None) is None:
+        sys.exit("could not enable the extension from the checkout")
+    return bpy
+
+
+# ---- scene helpers ------------------------------------------------------------------------------
+
+def new_scene(bpy, frame_end: int):
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, frame_end
+    scene.render.engine = 'CYCLES'
+    scene.cycles.device = 'CPU'
+    scene.cycles.samples = 32
+    scene.render.resolution_x, scene.render.resolution_y = 960, 540
+    scene.render.use_motion_blur = True
+    world = bpy.data.worlds.new("World")
+    world.use_nodes = True
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.6, 0.65, 0.7, 1.0)
+    world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.6
+    scene.world = world
+    return scene
+
+
+def box(bpy, name, size, location):
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=location)
+    ob = bpy.context.object
+    ob.name = ob.data.name = name
+    ob.scale = size
+    bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    return ob
+
+
+def material(bpy, ob, name, rgba):
+    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
+    mat.diffuse_color = rgba
+    mat.use_nodes = True
+    mat.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = rgba
+    ob.data.materials.append(mat)
+
+
+def domain(bpy, name, lo, hi, spacing, frame_end, cache, **settings):
+    ob = box(bpy, name, [b - a for a, b in zip(lo, hi)], [(a + b) / 2 for a, b in zip(lo, hi)])
+    ob.display_type = 'WIRE'
+    ob.hide_render = True
+    ob.sph.role = 'DOMAIN'
+    d = ob.sph.domain
+    d.particle_spacing = spacing
+    d.frame_start, d.frame_end = 1, frame_end
+    d.cache_directory = f"//{cache}_cache"
+    for key, value in settings.items():
+        setattr(d, key, value)
+    return ob
+
+
+def fluid(bpy, ob, preset, velocity=(0.0, 0.0, 0.0)):
+    ob.sph.role = 'FLUID'
+    ob.sph.material.preset = preset
+    ob.sph.material.initial_velocity = velocity
+    ob.display_type = 'WIRE'
+    ob.hide_render = True
+    return ob
+
+
+def collider(ob, friction=0.2, mode="solid", motion='STATIC'):
+    ob.sph.role = 'COLLIDER'
+    c = ob.sph.collider
+    c.friction, c.mode, c.motion = friction, mode, motion
+    return ob
+
+
+def camera_and_light(bpy, scene, location, target):
+    cam_data = bpy.data.cameras.new("Camera")
+    cam = bpy.data.objects.new("Camera", cam_data)
+    scene.collection.objects.link(cam)
+    cam.location = location
+    direction = [t - c for t, c in zip(target, location)]
+    from mathutils import Vector
+
+    cam.rotation_euler = Vector(direction).to_track_quat('-Z', 'Y').to_euler()
+    scene.camera = cam
+    sun_data = bpy.data.lights.new("Sun", 'SUN')
+    sun_data.energy = 3.0
+    sun = bpy.data.objects.new("Sun", sun_data)
+    sun.rotation_euler = (math.radians(40), math.radians(10), math.radians(30))
+    scene.collection.objects.link(sun)
+
+
+# ---- the samples --------------------------------------------------------------------------------
+
+def dam_break(bpy):
+    """A water column collapsing in a closed tank (the classic SPH validation)."""
+    scene = new_scene(bpy, 60)
+    water = box(bpy, "Water", (0.5, 0.6, 0.8), (-0.65, 0.0, 0.4))
+    fluid(bpy, water, "water")
+    floor = box(bpy, "Tank Floor", (1.9, 0.7, 0.05), (0.0, 0.0, -0.025))
+    material(bpy, floor, "Floor", (0.3, 0.3, 0.32, 1.0))
+    domain(bpy, "Domain", (-0.9, -0.3, 0.0), (0.9, 0.3, 1.0), 0.03, 60, "dam_break")
+    camera_and_light(bpy, scene, (0.2, -2.6, 1.2), (0.0, 0.0, 0.3))
+    return scene
+
+
+def honey_stool(bpy):
+    """Honey poured from above onto a stool: a viscous stream that piles and folds."""
+    scene = new_scene(bpy, 90)
+    seat = box(bpy, "Stool Seat", (0.4, 0.4, 0.05), (0.0, 0.0, 0.45))
+    legs = [box(bpy, f"Leg {k}", (0.04, 0.04, 0.45), (x, y, 0.225))
+            for k, (x, y) in enumerate(((-0.16, -0.16), (0.16, -0.16), (-0.16, 0.16), (0.16, 0.16)))]
+    bpy.ops.object.select_all(action='DESELECT')
+    for ob in [seat, *legs]:
+        ob.select_set(True)
+    bpy.context.view_layer.objects.active = seat
+    bpy.ops.object.join()
+    seat.name = "Stool"
+    material(bpy, seat, "Wood", (0.45, 0.28, 0.15, 1.0))
+    collider(seat, friction=0.5)
+    bpy.ops.mesh.primitive_circle_add(radius=0.03, location=(0.0, 0.0, 0.9), fill_type='NGON')
+    spout = bpy.context.object
+    spout.name = "Honey Spout"
+    spout.sph.role = 'INFLOW'
+    spout.sph.material.preset = "honey"
+    spout.sph.inflow.speed = 1.0
+    spout.sph.inflow.radius = 0.03
+    spout.sph.inflow.frame_end = 60
+    spout.hide_render = True
+    domain(bpy, "Domain", (-0.5, -0.5, 0.0), (0.5, 0.5, 1.0), 0.012, 90, "honey_stool")
+    camera_and_light(bpy, scene, (0.0, -1.8, 1.0), (0.0, 0.0, 0.5))
+    return scene
+
+
+def mud_suzanne(bpy):
+    """Suzanne ploughing through a pool of mud on a keyframed path (an animated collider)."""
+    scene = new_scene(bpy, 60)
+    mud = box(bpy, "Mud", (1.6, 0.8, 0.12), (0.0, 0.0, 0.06))
+    fluid(bpy, mud, "mud")
+    bpy.ops.mesh.primitive_monkey_add(size=0.4, location=(-0.9, 0.0, 0.12))
+    monkey = bpy.context.object
+    monkey.name = "Suzanne"
+    material(bpy, monkey, "Skin", (0.8, 0.55, 0.4, 1.0))
+    collider(monkey, friction=0.3, motion='ANIMATED')
+    for frame, x, z, rz in ((1, -0.9, 0.12, 0.0), (30, 0.0, 0.05, 0.6), (60, 0.9, 0.15, 0.0)):
+        monkey.location = (x, 0.0, z)
+        monkey.rotation_euler = (0.0, 0.0, rz)
+        monkey.keyframe_insert("location", frame=frame)
+        monkey.keyframe_insert("rotation_euler", frame=frame)
+    domain(bpy, "Domain", (-1.0, -0.5, 0.0), (1.0, 0.5, 0.8), 0.025, 60, "mud_suzanne")
+    camera_and_light(bpy, scene, (0.6, -2.4, 1.4), (0.0, 0.0, 0.1))
+    scene.frame_set(1)
+    return scene
+
+
+def jelly_steps(bpy):
+    """A jelly cube thrown down a flight of steps: an elastic solid that wobbles and bounces."""
+    scene = new_scene(bpy, 60)
+    jelly = box(bpy, "Jelly", (0.2, 0.2, 0.2), (-0.3, 0.0, 0.75))
+    fluid(bpy, jelly, "jelly", velocity=(0.6, 0.0, 0.0))
+    steps = [box(bpy, f"Step {k}", (0.3, 0.6, h), (x, 0.0, h / 2))
+             for k, (x, h) in enumerate(((-0.3, 0.45), (0.0, 0.3), (0.3, 0.15)))]
+    bpy.ops.object.select_all(action='DESELECT')
+    for ob in steps:
+        ob.select_set(True)
+    bpy.context.view_layer.objects.active = steps[0]
+    bpy.ops.object.join()
+    steps[0].name = "Steps"
+    material(bpy, steps[0], "Stone", (0.5, 0.5, 0.5, 1.0))
+    collider(steps[0], friction=0.3)
+    domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps")
+    camera_and_light(bpy, scene, (0.1, -2.2, 1.1), (0.1, 0.0, 0.35))
+    return scene
+
+
+SAMPLES = {"dam_break": dam_break, "honey_stool": honey_stool, "mud_suzanne": mud_suzanne,
+           "jelly_steps": jelly_steps}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "sample_blends"), help="output folder")
+    parser.add_argument("--only", choices=sorted(SAMPLES), action="append", help="build only these samples")
+    args = parser.parse_args(argv)
+    bpy = enable_extension()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in args.only or SAMPLES:
+        SAMPLES[name](bpy)
+        path = out / f"{name}.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), compress=True)
+        print(f"wrote {path} (Blender {bpy.app.version_string})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Bake, mesh and free a Domain's cache: the one code path behind the operators,
+the farm command and scripts.
+
+A task is prepared on the main thread (export from Blender, every check that
+can fail, nothing simulated yet) and returns a ``run(report, should_stop)``
+callable that touches no ``bpy``, so the UI can run it on a worker thread and
+headless Blender can call it directly (no event loop there: BLENDER_NOTES.md
+section 5). ``finish`` runs on the main thread afterwards and points the replay
+objects at the new files.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bpy
+
+from ..core import bake as core_bake
+from ..core.cache import CacheDir
+from ..core.errors import InputError
+from ..core.params import resolve
+from ..core.surface.settings import SURFACE_PARAMETERS, settings_from_values
+from . import export, properties, runtime
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Status:
+    """Progress sent by a running task (worker thread -> main thread)."""
+
+    kind: str
+    frame: int
+    done: int
+    total: int
+    particles: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
+    @property
+    def eta_s(self) -> float:
+        return self.elapsed_s / self.done * (self.total - self.done) if self.done else float("nan")
+
+    def text(self) -> str:
+        eta = f", ETA {_fmt_time(self.eta_s)}" if self.done and self.done < self.total else ""
+        parts = f", {self.particles:,} particles" if self.particles else ""
+        return f"{self.kind.title()} frame {self.frame} ({self.done}/{self.total}){parts}{eta}"
+
+
+def _fmt_time(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+@dataclass
+class Task:
+    """A prepared bake or meshing run. ``run`` is thread-safe (no bpy)."""
+
+    kind: str
+    domain_name: str
+    cache_dir: Path
+    frame_start: int
+    frame_end: int
+    run: Callable[[Callable[[Status], None], Callable[[], bool]], dict]
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def explain(self, exc: InputError) -> InputError:
+        return export.explain(exc, self.origins, self.cache_dir, self.domain_name)
+
+
+def _frames(domain, start: int, end: int) -> tuple[int, int]:
+    """The frames to work on: the operator's, where given (non-zero), else the Domain's."""
+    d = domain.sph.domain
+    return (start or d.frame_start, end or d.frame_end)
+
+
+def has_bake(root: Path) -> bool:
+    cache = CacheDir(root)
+    return cache.exists() or (root / "particles").is_dir() and any((root / "particles").iterdir())
+
+
+def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume: bool = False,
+                 replace: bool = False) -> Task:
+    """Export the scene and check it can be baked; raise ExportError/InputError naming what is wrong."""
+    root = export.cache_dir(domain)
+    if not resume and not replace and has_bake(root):
+        raise export.ExportError(f"{domain.name}: Cache Directory",
+                                 f"{root} already holds a bake; Resume it, Free it, or bake with replace")
+    exported = export.export(scene, domain, _frames(domain, frame_start, frame_end))
+    try:
+        core_bake.prepare(exported.scene_path, root, None, resume=resume, force=replace)
+    except InputError as exc:
+        raise export.explain(exc, exported.origins, root, domain.name) from None
+    runtime.prepare_numba()
+    scene_path = exported.scene_path
+
+    def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
+        def progress(p: core_bake.Progress) -> None:
+            report(Status("bake", p.frame, p.frame - p.frame_start, p.frame_end - p.frame_start, p.particles,
+                          p.elapsed_seconds))
+
+        return core_bake.bake(scene_path, root, None, resume=resume, force=replace, progress=progress,
+                              should_stop=should_stop)
+
+    return Task("bake", domain.name, root, exported.frame_start, exported.frame_end, run, exported.origins)
+
+
+def surface_settings(domain):
+    d = domain.sph.domain
+    vals = resolve(SURFACE_PARAMETERS, export.values(d.surface, SURFACE_PARAMETERS), "surface")
+    try:
+        return settings_from_values(vals, float(export._clean(d.particle_spacing)))
+    except InputError as exc:
+        raise export.explain(exc, {"surface": domain.name}) from None
+
+
+def prepare_mesh(scene, domain, frame_start: int = 0, frame_end: int = 0, replace: bool = False) -> Task:
+    """Mesh the cached particle frames with the Domain's current surface settings."""
+    from ..core.surface.stage import mesh_frame, particle_path
+
+    root = export.cache_dir(domain)
+    settings = surface_settings(domain)
+    frames = sorted(int(p.stem.split("_")[-1]) for p in (root / "particles").glob("particles_*.ply"))
+    if frame_start or frame_end:
+        lo, hi = _frames(domain, frame_start, frame_end)
+        frames = [f for f in frames if lo <= f <= hi]
+    if not frames:
+        raise export.ExportError(f"{domain.name}: Cache Directory",
+                                 f"{root} has no baked particle frames to mesh; Bake first")
+    runtime.prepare_numba()
+
+    def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
+        t0 = time.perf_counter()
+        result = {"meshed": [], "skipped": [], "failed": {}}
+        for k, frame in enumerate(frames):
+            if should_stop():
+                break
+            try:
+                result[mesh_frame(root, frame, settings, force=replace)].append(frame)
+            except (OSError, ValueError) as exc:
+                reason = str(exc)
+                result["failed"][frame] = reason if str(particle_path(root, frame)) in reason else \
+                    f"{particle_path(root, frame)}: {reason}"
+            report(Status("mesh", frame, k + 1, len(frames), 0, time.perf_counter() - t0))
+        return result
+
+    return Task("mesh", domain.name, root, frames[0], frames[-1], run)
+
+
+def finish(scene, task: Task) -> None:
+    """Main thread, after a task ended (even cancelled): show the cache in Blender."""
+    domain = scene.objects.get(task.domain_name)
+    if domain is None:
+        return
+    from . import replay
+
+    particle_radius = 0.5 * float(export._clean(domain.sph.domain.particle_spacing))
+    replay.ensure_replay(domain, domain.sph.domain.cache_directory, particle_radius)
+    replay.refresh(domain)
+
+
+def run_sync(scene, task: Task, echo: Callable[[str], None] | None = print,
+             should_stop: Callable[[], bool] = lambda: False) -> dict:
+    """Run a prepared task on this thread (headless, scripts, the farm command)."""
+    last = [0.0]
+
+    def report(status: Status) -> None:
+        now = time.monotonic()
+        if echo is not None and (now - last[0] > 1.0 or status.done == status.total):
+            last[0] = now
+            echo(status.text())
+
+    try:
+        result = task.run(report, should_stop)
+    except InputError as exc:
+        raise task.explain(exc) from None
+    finish(scene, task)
+    return result
+
+
+def free(domain) -> int:
+    """Delete what bakes of this Domain wrote (particles, surfaces, checkpoints, exported input); keep the rest."""
+    root = export.cache_dir(domain)
+    n = CacheDir(root).free() if root.is_dir() else 0
+    inputs = root / export.INPUT_DIR
+    if inputs.is_dir():
+        for p in inputs.iterdir():
+            if p.name == export.SCENE_FILE or (p.suffix == ".ply" and p.name.startswith(("fluid_", "collider_"))):
+                p.unlink()
+                n += 1
+        if not any(inputs.iterdir()):
+            inputs.rmdir()
+    if root.is_dir() and not any(root.iterdir()):
+        root.rmdir()
+    from . import replay
+
+    replay.refresh(domain)
+    return n
+
+
+def particle_estimate(scene, domain) -> tuple[int, float]:
+    """(particles, MiB) the Fluid objects' volumes give at the Domain's spacing; cheap enough for a panel."""
+    from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
+    from ..core.state import bytes_per_particle
+
+    spacing = max(float(domain.sph.domain.particle_spacing), 1e-6)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    volume = 0.0
+    for ob in export.members(scene, 'FLUID'):
+        try:
+            co, tris = export.mesh_arrays(ob, depsgraph, "world")
+        except InputError:
+            continue
+        volume += abs(export.signed_volume(co, tris)) if len(tris) else 0.0
+    n = int(volume / spacing ** 3)
+    return n, n * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE) / 2**20
+
+
+__all__ = ["Status", "Task", "prepare_bake", "prepare_mesh", "finish", "run_sync", "free", "particle_estimate",
+           "properties"]

@@ -1,0 +1,337 @@
+"""Baking from Blender: the sample files through the operators and the farm command,
+cancel and resume, freeing, and bad scenes reported by object and setting.
+
+Bakes are kept to a few frames: what is tested here is the translation between
+Blender and the core (the physics is tested in tests/core).
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+from conftest import ROOT
+from evaluated import evaluated_mesh, evaluated_points
+
+SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps")
+FRAMES = 3
+
+
+def _open_sample(name: str, tmp_path: Path) -> Path:
+    path = tmp_path / f"{name}.blend"
+    shutil.copy(ROOT / "sample_blends" / f"{name}.blend", path)
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    return path
+
+
+def _domain():
+    return next(ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN')
+
+
+def _cache(ext) -> Path:
+    return ext.sub("export").cache_dir(_domain())
+
+
+def _read(ext, path: Path):
+    return ext.core("plyio").read_ply(path)
+
+
+def _replay_objects(domain):
+    found = {ob["sph_replay"]: ob for ob in bpy.context.scene.objects if ob.get("sph_domain") == domain.name}
+    return found["particles"], found["surface"]
+
+
+def _assert_replay_matches_cache(ext, frames):
+    """After frame_set(k) Blender shows exactly the files of frame k."""
+    cache = _cache(ext)
+    particles, surface = _replay_objects(_domain())
+    for k in frames:
+        bpy.context.scene.frame_set(k)
+        pts, vel = evaluated_points(particles)
+        ply = _read(ext, cache / "particles" / f"particles_{k:04d}.ply")
+        assert len(pts) == len(ply.vertices) > 0, k
+        assert vel is not None
+        verts, corners, _ = evaluated_mesh(surface)
+        sply = _read(ext, cache / "surface" / f"surface_{k:04d}.ply")
+        assert len(verts) == len(sply.vertices) > 0, k
+        assert len(corners) == 3 * len(sply.faces)
+
+
+@pytest.fixture
+def no_replay_leak(empty_file):
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_leak):
+    _open_sample(name, tmp_path)
+    assert bpy.ops.sph.bake(frame_end=FRAMES) == {'FINISHED'}
+    assert bpy.ops.sph.bake_mesh() == {'FINISHED'}
+    cache = _cache(ext)
+    assert sorted(p.name for p in (cache / "surface").iterdir()) == [f"surface_{k:04d}.ply"
+                                                                     for k in range(1, FRAMES + 1)]
+    _assert_replay_matches_cache(ext, (2, FRAMES))
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_bakes_with_farm_command(ext, tmp_path, name, no_replay_leak):
+    cli = ext.sub("cli_command")
+    path = tmp_path / f"{name}.blend"
+    shutil.copy(ROOT / "sample_blends" / f"{name}.blend", path)
+    lines = []
+    assert cli.run(["bake", str(path), "--frames", f"1-{FRAMES}"], echo=lines.append) == 0, lines
+    assert any("saved" in line for line in lines), "the file was saved with its replay objects"
+    assert cli.run(["mesh", str(path), "--frames", f"2-{FRAMES}"], echo=lines.append) == 0, lines
+    assert cli.run(["info", str(path)], echo=lines.append) == 0
+    assert '"frames_done": [\n    1,\n    3\n  ]' in lines[-1]
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    _assert_replay_matches_cache(ext, (2, FRAMES))
+
+
+def _particle_bytes(cache: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((cache / "particles").iterdir())}
+
+
+def test_cancel_on_worker_thread_then_resume_equals_uninterrupted(ext, tmp_path, no_replay_leak):
+    baking, jobs = ext.sub("baking"), ext.sub("jobs")
+    _open_sample("jelly_steps", tmp_path)
+    domain = _domain()
+    domain.sph.domain.frame_end = 5
+    # Uninterrupted reference in its own folder.
+    domain.sph.domain.cache_directory = "//reference"
+    assert bpy.ops.sph.bake() == {'FINISHED'}
+    reference = _particle_bytes(tmp_path / "reference")
+    # The interface path: a worker thread, cancelled from the main thread after frame 2.
+    domain.sph.domain.cache_directory = "//cancelled"
+    job = jobs.Job(baking.prepare_bake(bpy.context.scene, domain))
+    job.start()
+    outcome = None
+    while outcome is None:
+        outcome = job.poll()
+        if job.status is not None and job.status.frame >= 2:
+            job.cancel()
+        job.join(0.01)
+    assert outcome.cancelled and outcome.error is None
+    partial = _particle_bytes(tmp_path / "cancelled")
+    assert 2 <= len(partial) < 5
+    with pytest.raises(RuntimeError, match="already holds a bake"):
+        bpy.ops.sph.bake()
+    assert bpy.ops.sph.resume() == {'FINISHED'}
+    assert _particle_bytes(tmp_path / "cancelled") == reference
+
+
+def test_free_removes_only_what_bakes_wrote(ext, tmp_path, no_replay_leak):
+    _open_sample("dam_break", tmp_path)
+    cache = _cache(ext)
+    cache.mkdir()
+    keep = [cache / "notes.txt", cache / "particles" / "reference.png"]
+    keep[1].parent.mkdir()
+    for p in keep:
+        p.write_text("mine")
+    assert bpy.ops.sph.bake(frame_end=2) == {'FINISHED'}
+    assert bpy.ops.sph.bake_mesh() == {'FINISHED'}
+    assert bpy.ops.sph.free_bake() == {'FINISHED'}
+    left = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*"))
+    assert left == ["notes.txt", "particles", "particles/reference.png"]
+
+
+# ---------------------------------------------------------------------------- bad scenes
+
+def _scene_with(tmp_path, *, domain=True, fluid="cube"):
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "bad.blend"))
+    if fluid == "cube":
+        bpy.ops.mesh.primitive_cube_add(size=0.3, location=(0, 0, 0.5))
+    elif fluid == "plane":
+        bpy.ops.mesh.primitive_plane_add(size=0.3, location=(0, 0, 0.5))
+    water = bpy.context.object
+    water.name = "Water"
+    water.sph.role = 'FLUID'
+    if domain:
+        bpy.ops.mesh.primitive_cube_add(size=2, location=(0, 0, 1))
+        bpy.context.object.name = "Tank"
+        bpy.context.object.sph.role = 'DOMAIN'
+        bpy.context.object.sph.domain.particle_spacing = 0.05
+        bpy.context.object.sph.domain.frame_end = 2
+    return water
+
+
+def _bake_error() -> str:
+    with pytest.raises(RuntimeError) as info:
+        bpy.ops.sph.bake()
+    return str(info.value)
+
+
+def test_no_domain_is_reported(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path, domain=False)
+    assert "has no Domain" in _bake_error()
+
+
+def test_two_domains_are_reported_by_name(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    bpy.ops.mesh.primitive_cube_add(size=3)
+    bpy.context.object.name = "Tank2"
+    bpy.context.object.sph.role = 'DOMAIN'
+    bpy.context.view_layer.objects.active = bpy.data.objects["Water"]
+    msg = _bake_error()
+    assert "2 Domains" in msg and "Tank" in msg and "Tank2" in msg
+
+
+def test_fluid_without_volume_is_reported(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path, fluid="plane")
+    msg = _bake_error()
+    assert "Water" in msg and "no volume" in msg
+
+
+def test_collider_without_faces_is_reported(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    me = bpy.data.meshes.new("points")
+    me.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [(0, 1)], [])
+    ob = bpy.data.objects.new("Wire Fence", me)
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = 'COLLIDER'
+    msg = _bake_error()
+    assert "Wire Fence" in msg and "no faces" in msg
+
+
+def test_unwritable_cache_is_reported(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    bpy.data.objects["Tank"].sph.domain.cache_directory = str(blocker / "cache")
+    msg = _bake_error()
+    assert "Tank: Cache Directory" in msg and "cannot be written" in msg
+    assert blocker.read_text() == "not a folder"
+
+
+def test_memory_budget_is_reported_before_work(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    tank = bpy.data.objects["Tank"]
+    tank.sph.domain.particle_spacing = 0.0005
+    msg = _bake_error()
+    assert "Tank: Particle Spacing" in msg and "memory budget" in msg
+    assert not (tmp_path / "sph_cache" / "particles").exists()
+
+
+def test_inconsistent_surface_setting_names_domain_and_setting(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    bpy.data.objects["Tank"].sph.domain.surface.min_radius = 5.0
+    msg = _bake_error()
+    assert "Tank: Particle Radius" in msg and "smaller than the support radius" in msg
+
+
+def test_unsaved_file_with_relative_cache_is_reported(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.mesh.primitive_cube_add(size=0.3)
+    bpy.context.object.sph.role = 'FLUID'
+    bpy.ops.mesh.primitive_cube_add(size=2)
+    bpy.context.object.sph.role = 'DOMAIN'
+    assert "not saved yet" in _bake_error()
+
+
+# ---------------------------------------------------------------------------- generated settings
+
+def test_settings_come_from_the_core_declarations(ext):
+    params = ext.core("solvers").SOLVERS["viscoelastic"].parameters
+    rna = bpy.types.SPHMaterialSettings.bl_rna.properties
+    for p in params:
+        assert rna[p.name].description.startswith(p.description), p.name
+    assert rna["viscosity"].hard_min == 0.0
+    presets = ext.core("solvers.presets").VISCOELASTIC_PRESETS
+    ob = bpy.data.objects.new("probe", bpy.data.meshes.new("probe"))
+    try:
+        ob.sph.role = 'FLUID'
+        ob.sph.material.preset = "honey"
+        assert ob.sph.material.viscosity == pytest.approx(presets["honey"]["viscosity"])
+        assert ob.sph.material.viscous_stretching is True
+    finally:
+        bpy.data.objects.remove(ob)
+
+
+def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
+    water = _scene_with(tmp_path)
+    water.sph.material.preset = "honey"
+    water.sph.material.viscosity = 123.0
+    export = ext.sub("export")
+    data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
+    (material,) = data["materials"]
+    assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey", "params": {"viscosity": 123.0}}
+    assert origins["materials[0]"] == "Water"
+    assert data["particle_spacing"] == 0.05
+
+
+def test_animated_collider_exports_keyframes(ext, tmp_path, no_replay_leak):
+    _open_sample("mud_suzanne", tmp_path)
+    export = ext.sub("export")
+    data, _ = export.build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 60))
+    suzanne = next(c for c in data["colliders"] if c["name"] == "Suzanne")
+    keys = suzanne["keyframes"]
+    assert [k["frame"] for k in keys] == list(range(1, 61))
+    assert keys[0]["position"][0] == pytest.approx(-0.9, abs=1e-6)
+    assert keys[29]["position"][0] == pytest.approx(0.0, abs=1e-6)
+    assert keys[-1]["position"][0] == pytest.approx(0.9, abs=1e-6)
+    assert bpy.context.scene.frame_current == 1, "the export restores the current frame"
+
+
+def test_deforming_collider_exports_a_mesh_per_frame(ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    bpy.ops.mesh.primitive_plane_add(size=1.0)
+    sheet = bpy.context.object
+    sheet.name = "Sheet"
+    sheet.sph.role = 'COLLIDER'
+    sheet.sph.collider.motion = 'DEFORMING'
+    sheet.sph.collider.mode = 'shell'
+    sheet.data.shape_keys_clear() if hasattr(sheet.data, "shape_keys_clear") else None
+    sheet.shape_key_add(name="Basis")
+    key = sheet.shape_key_add(name="Bent")
+    key.data[0].co.z = 0.3
+    key.value = 0.0
+    key.keyframe_insert("value", frame=1)
+    key.value = 1.0
+    key.keyframe_insert("value", frame=2)
+    export = ext.sub("export")
+    data, _ = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in", (1, 2))
+    item = next(c for c in data["colliders"] if c["name"] == "Sheet")
+    assert item["deforming"] is True and item["path"] == "collider_Sheet_{frame:04d}.ply"
+    z = [_read(ext, tmp_path / "in" / f"collider_Sheet_{f:04d}.ply").positions()[:, 2].max() for f in (1, 2)]
+    assert z[0] == pytest.approx(0.0, abs=1e-6) and z[1] == pytest.approx(0.3, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------- farm command
+
+def test_farm_command_exit_codes(ext, tmp_path, no_replay_leak):
+    cli = ext.sub("cli_command")
+    out = []
+    assert cli.run(["bake"], echo=out.append) == 2
+    assert cli.run(["bake", str(tmp_path / "missing.blend")], echo=out.append) == 2
+    assert "cannot be opened" in out[-1]
+    _scene_with(tmp_path, domain=False)
+    bpy.ops.wm.save_mainfile()
+    assert cli.run(["bake", str(tmp_path / "bad.blend")], echo=out.append) == 2
+    assert "has no Domain" in out[-1]
+    assert cli.run(["bake", str(tmp_path / "bad.blend"), "--frames", "9-1"], echo=out.append) == 2
+
+
+def test_sample_files_rebuild_with_this_blender(tmp_path):
+    """scripts/make_samples.py builds every sample with the running Blender version."""
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_samples.py"), "--out", str(tmp_path)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(p.stem for p in tmp_path.glob("*.blend")) == sorted(SAMPLES)
+
+
+def test_particle_estimate_matches_the_fill(ext, tmp_path, no_replay_leak):
+    _open_sample("dam_break", tmp_path)
+    baking = ext.sub("baking")
+    n, mib = baking.particle_estimate(bpy.context.scene, _domain())
+    assert bpy.ops.sph.bake(frame_end=1) == {'FINISHED'}
+    actual = len(_read(ext, _cache(ext) / "particles" / "particles_0001.ply").vertices)
+    # The estimate is volume / spacing^3; the lattice fill differs by its boundary layer.
+    assert abs(n - actual) / actual < 0.15
+    assert mib > 0
+    assert np.isfinite(mib)
