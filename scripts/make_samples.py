@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,21 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def enable_extension():
-    """Enable the checkout as an extension in a throwaway user directory (BLENDER_NOTES.md section 4)."""
-    user = Path(tempfile.mkdtemp(prefix="sph_samples_user_"))
-    os.environ["BLENDER_USER_RESOURCES"] = str(user)
-    # isort: off
-    import bpy  # reads BLENDER_USER_RESOURCES on import
-    import addon_utils  # importable only once bpy is
-    # isort: on
+    """Enable the checkout in a throwaway user directory."""
+    import blender_session
 
-    repo = user / "repo"
-    repo.mkdir()
-    (repo / "sph_addon").symlink_to(ROOT, target_is_directory=True)
-    bpy.context.preferences.extensions.repos.new(name="SPH samples", module="sphsamples",
-                                                 custom_directory=str(repo), source='USER')
-    if addon_utils.enable("bl_ext.sphsamples.sph_addon", default_set=True, handle_error=None) is None:
-        sys.exit("could not enable the extension from the checkout")
+    bpy, _ = blender_session.start(tempfile.mkdtemp(prefix="sph_samples_user_"))
     return bpy
 
 

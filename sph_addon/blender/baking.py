@@ -82,8 +82,7 @@ def _frames(domain, start: int, end: int) -> tuple[int, int]:
 
 
 def has_bake(root: Path) -> bool:
-    cache = CacheDir(root)
-    return cache.exists() or (root / "particles").is_dir() and any((root / "particles").iterdir())
+    return CacheDir(root).exists() or any(root.glob("particles/particles_*.ply"))
 
 
 def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume: bool = False,

@@ -26,24 +26,19 @@ import bpy  # noqa: E402  (must follow the environment variable)
 import addon_utils  # noqa: E402  (on sys.path only once bpy is imported)
 # isort: on
 
+sys.path.insert(0, str(ROOT / "scripts"))
+import blender_session  # noqa: E402
+
 REPO_MODULE = "sphdev"
 ADDON_MODULE = f"bl_ext.{REPO_MODULE}.sph_addon"
 BLENDER = bpy.app.version[:2]
 
 
 def _enable_from_checkout() -> None:
-    if not any((ROOT / "wheels").glob("numba-*.whl")):
-        pytest.exit("wheels/ holds no numba wheel: run scripts/fetch_wheels.py (scripts/test.sh does)", 1)
-    repo_dir = USER_DIR / "dev_repo"
-    repo_dir.mkdir(exist_ok=True)
-    link = repo_dir / "sph_addon"
-    if not link.exists():
-        link.symlink_to(ROOT, target_is_directory=True)
-    bpy.context.preferences.extensions.repos.new(name="SPH dev", module=REPO_MODULE, custom_directory=str(repo_dir),
-                                                 source='USER')
-    mod = addon_utils.enable(ADDON_MODULE, default_set=True, handle_error=None)
-    if mod is None:
-        pytest.exit(f"enabling {ADDON_MODULE} failed on Blender {bpy.app.version_string}", 1)
+    try:
+        blender_session.start(USER_DIR, REPO_MODULE)
+    except blender_session.EnableError as exc:
+        pytest.exit(str(exc), 1)
 
 
 @pytest.fixture(scope="session")
