@@ -238,13 +238,14 @@ def test_unsaved_file_with_relative_cache_is_reported(ext, tmp_path, no_replay_l
 
 def test_settings_come_from_the_core_declarations(ext):
     params = ext.core("solvers").SOLVERS["viscoelastic"].parameters
-    rna = bpy.types.SPHMaterialSettings.bl_rna.properties
-    for p in params:
-        assert rna[p.name].description.startswith(p.description), p.name
-    assert rna["viscosity"].hard_min == 0.0
     presets = ext.core("solvers.presets").VISCOELASTIC_PRESETS
     ob = bpy.data.objects.new("probe", bpy.data.meshes.new("probe"))
     try:
+        rna = ob.sph.material.bl_rna.properties
+        for p in params:
+            assert rna[p.name].description.startswith(p.description), p.name
+            assert rna[p.name].name == p.ui_label
+        assert rna["viscosity"].hard_min == 0.0
         ob.sph.role = 'FLUID'
         ob.sph.material.preset = "honey"
         assert ob.sph.material.viscosity == pytest.approx(presets["honey"]["viscosity"])
