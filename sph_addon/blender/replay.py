@@ -1,9 +1,568 @@
-"""(in progress)"""
+"""Replay of a baked cache: two objects per domain show the cached frame as the timeline moves.
+
+``<domain> Particles`` shows ``DIR/particles/particles_####.ply`` as a point cloud and
+``<domain> Surface`` shows ``DIR/surface/surface_####.ply`` (cache layout: DESIGN.md
+section 4). Both carry a ``velocity`` point attribute so Cycles motion blur works, and a
+Geometry Nodes modifier "SPH Replay" whose inputs the user may edit (Radius, Material).
+
+Two mechanisms, picked once per object by :func:`ensure_replay`:
+
+``import_ply`` (Blender 4.5+, any version with the *Import PLY* node)
+    The modifier reads the frame's file itself: Scene Time -> Float to Int -> Format String
+    ``{frame:04}`` -> Import PLY (BLENDER_NOTES.md section 7). No Python runs at render
+    time, so a farm renders the saved .blend without the add-on. The node keeps what it
+    read in Blender's memory cache (bounded by Preferences > System > Memory Cache Limit)
+    keyed by the normalised absolute path, and re-reads a file only when its modification
+    time in *whole seconds* differs from the one it saw last (source:
+    ``BLI_memory_cache_file_load.cc``; verified on 4.5.4 and 5.0.1). So a rewritten frame
+    shows up on the next evaluation, which :func:`refresh` triggers -- unless the old and
+    the new file were written within the same second, which a real bake does not do.
+
+``handler`` (Blender 4.2: no Import PLY node)
+    A ``frame_change_post`` handler writes the frame into the objects' mesh datablocks with
+    the fast attribute paths of BLENDER_NOTES.md section 7; the modifier only turns the
+    vertices into points and sets the material. Rendering therefore needs the add-on on
+    every machine, and in the UI *Lock Interface* (set by :func:`ensure_replay`) because
+    handlers and the viewport run on different threads during a render.
+
+Materials: the mesh Import PLY makes and the point cloud Mesh to Points makes carry no
+material, and the object's material slots do not reach them (verified: Import PLY on
+4.5/5.0, Mesh to Points on 4.2/4.5/5.0), so a Set Material node fed by the modifier's
+*Material* input decides what the replay renders with, in both mechanisms alike; a
+light-blue default is set when that input is empty.
+
+The .blend must be saved before ``//`` paths resolve; until then both mechanisms show
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from ..core.cache import CacheDir
+from ..core.plyio import PlyError, read_ply
+
+log = logging.getLogger(__name__)
+
+PARTICLES = "particles"
+SURFACE = "surface"
+KINDS = (PARTICLES, SURFACE)
+MODE_IMPORT = "import_ply"
+MODE_HANDLER = "handler"
+
+# ID custom properties on the replay objects (what find_replay and the handlers look for).
+TAG_KIND = "sph_replay"              # "particles" | "surface"
+TAG_DOMAIN = "sph_domain"            # the domain object's name
+TAG_CACHE = "sph_cache_dir"          # Blender path of the cache ("//sph_cache")
+TAG_MODE = "sph_replay_mode"         # MODE_IMPORT | MODE_HANDLER
+TAG_RADIUS = "sph_particle_radius"   # the radius ensure_replay last set (to tell user edits apart)
+_TAG_LOADED = "sph_replay_loaded"    # on a handler-mode mesh: the file (path, mtime, size) it holds
+_TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
+_TAG_MATERIAL = "sph_replay_material"  # on the default material we create
+
+MODIFIER_NAME = "SPH Replay"
+_GROUP_VERSION = 1
+_DEFAULT_MATERIAL = "SPH Liquid"
+_LIQUID_RGBA = (0.30, 0.58, 0.95, 1.0)
+_OBJECT_SUFFIX = {PARTICLES: "Particles", SURFACE: "Surface"}
+
+
+# ---------------------------------------------------------------------------- queries
+
+def native_import_available() -> bool:
+    """True where Geometry Nodes has *Import PLY* (4.5, 5.0; not 4.2 -- BLENDER_NOTES.md section 7)."""
+    return hasattr(bpy.types, "GeometryNodeImportPLY")
+
+
+def find_replay(domain_ob: bpy.types.Object) -> tuple[bpy.types.Object | None, bpy.types.Object | None]:
+    """The domain's (particles, surface) replay objects, None where missing.
+
+    Objects are matched by their tags, not their names, so a renamed replay object is still
+    found; among duplicates (Shift+D copies the tags) the one with the expected name wins.
+    """
+    found: dict[str, list[bpy.types.Object]] = {PARTICLES: [], SURFACE: []}
+    for ob in bpy.data.objects:
+        kind = ob.get(TAG_KIND)
+        if kind in found and ob.get(TAG_DOMAIN) == domain_ob.name and ob.library is None:
+            found[kind].append(ob)
+    result = []
+    for kind in KINDS:
+        wanted = _object_name(domain_ob, kind)
+        obs = sorted(found[kind], key=lambda o: (o.name != wanted, o.name))
+        result.append(obs[0] if obs else None)
+    return result[0], result[1]
+
+
+def _object_name(domain_ob: bpy.types.Object, kind: str) -> str:
+    return f"{domain_ob.name} {_OBJECT_SUFFIX[kind]}"
+
+
+# ---------------------------------------------------------------------------- public API
+
+def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
+                  particle_radius: float) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """Create or update the domain's replay objects; return (particles, surface).
+
+    Idempotent: existing objects, their node groups and materials are reused, and inputs
+    the user changed (Material, a Radius other than the one set last time) are kept.
+
+    Parameters
+    ----------
+    domain_ob : the domain object; new objects go to its first collection.
+    cache_dir : Blender path of the cache directory, ``//``-relative by default
+        (``"//sph_cache"``), resolved against the saved .blend when frames are read.
+    particle_radius : default point radius (m) of the particles' "Radius" input.
+    """
+    mode = MODE_IMPORT if native_import_available() else MODE_HANDLER
+    collection = domain_ob.users_collection[0] if domain_ob.users_collection else bpy.context.scene.collection
+    result = []
+    for kind, ob in zip(KINDS, find_replay(domain_ob)):
+        if ob is None:
+            ob = _new_object(domain_ob, kind, collection)
+        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius)
+        result.append(ob)
+    if mode == MODE_HANDLER:
+        for scene in domain_ob.users_scene or (bpy.context.scene,):
+            # Handlers and the viewport run on different threads during UI renders (BLENDER_NOTES.md 7).
+            scene.render.use_lock_interface = True
+        _load_current_frame(result)
+    return result[0], result[1]
+
+
+def refresh(domain_ob: bpy.types.Object) -> None:
+    """Show the files as they are now on disk (call after a bake or meshing run rewrote them).
+
+    Nothing tells Blender that files changed while the frame stays the same. Import mode:
+    re-evaluating the modifier makes Import PLY compare modification times and re-read
+    changed files. Handler mode: the memo of the loaded file is dropped and the current
+    frame is read again.
+    """
+    obs = [ob for ob in find_replay(domain_ob) if ob is not None]
+    for ob in obs:
+        if ob.get(TAG_MODE) == MODE_HANDLER and ob.type == 'MESH':
+            ob.data.pop(_TAG_LOADED, None)
+        ob.update_tag()
+    _load_current_frame([ob for ob in obs if ob.get(TAG_MODE) == MODE_HANDLER])
+
+
+def remove_replay(domain_ob: bpy.types.Object) -> None:
+    """Delete the domain's replay objects, then their meshes, our node groups and default material if unused."""
+    for ob in find_replay(domain_ob):
+        if ob is None:
+            continue
+        data = ob.data
+        groups = [m.node_group for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None]
+        materials = [_get_input(ob, "Material")]
+        bpy.data.objects.remove(ob)
+        if isinstance(data, bpy.types.Mesh) and data.users == 0:
+            bpy.data.meshes.remove(data)
+        for ng in groups:
+            if ng.get(_TAG_GROUP) and ng.users == 0:
+                bpy.data.node_groups.remove(ng)
+        for mat in materials:
+            if isinstance(mat, bpy.types.Material) and mat.get(_TAG_MATERIAL) and mat.users == 0:
+                bpy.data.materials.remove(mat)
+
+
+# ---------------------------------------------------------------------------- objects
+
+def _new_object(domain_ob: bpy.types.Object, kind: str, collection: bpy.types.Collection) -> bpy.types.Object:
+    name = _object_name(domain_ob, kind)
+    ob = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+    collection.objects.link(ob)
+    return ob
+
+
+def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cache_dir: str,
+               particle_radius: float) -> None:
+    """Tag the object and point its modifier at the right node group and files."""
+    if ob.get(TAG_MODE) == MODE_HANDLER and mode == MODE_IMPORT and ob.type == 'MESH':
+        # e.g. a 4.2 file opened in 4.5: the mesh held a loaded frame the new group ignores.
+        ob.data.clear_geometry()
+        ob.data.pop(_TAG_LOADED, None)
+    ob[TAG_KIND] = kind
+    ob[TAG_DOMAIN] = domain_name
+    ob[TAG_CACHE] = cache_dir
+    ob[TAG_MODE] = mode
+    mod = _replay_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
+    group = _ensure_group(kind, mode)
+    if mod.node_group is not group:
+        # A new group means new socket identifiers: carry the user's values over by name.
+        kept = {name: _get_input(ob, name) for name in ("Radius", "Material")}
+        old = mod.node_group
+        mod.node_group = group
+        if old is not None and old.get(_TAG_GROUP) and old.users == 0:
+            bpy.data.node_groups.remove(old)
+        for name, value in kept.items():
+            if value is not None and _socket_identifier(group, name):
+                _set_input(ob, name, value)
+    if mode == MODE_IMPORT:
+        _set_input(ob, "Path", _file_pattern(cache_dir, kind))
+    if kind == PARTICLES:
+        current = _get_input(ob, "Radius")
+        # Keep a radius the user typed; follow the bake's radius otherwise.
+        if TAG_RADIUS not in ob or current is None or abs(current - ob[TAG_RADIUS]) <= 1e-9 * max(1.0, current):
+            _set_input(ob, "Radius", float(particle_radius))
+            ob[TAG_RADIUS] = float(particle_radius)
+    if _get_input(ob, "Material") is None:
+        _set_input(ob, "Material", _default_material())
+    ob.update_tag()
+
+
+def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
+    """Our modifier: by name, or by its node group's tag if the user renamed it."""
+    mod = ob.modifiers.get(MODIFIER_NAME)
+    if mod is not None and mod.type == 'NODES':
+        return mod
+    return next((m for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None
+                 and m.node_group.get(_TAG_GROUP)), None)
+
+
+def _set_input(ob: bpy.types.Object, name: str, value) -> None:
+    mod = _replay_modifier(ob)
+    mod[_socket_identifier(mod.node_group, name)] = value
+
+
+def _get_input(ob: bpy.types.Object, name: str):
+    mod = _replay_modifier(ob)
+    if mod is None or mod.node_group is None:
+        return None
+    ident = _socket_identifier(mod.node_group, name)
+    return mod.get(ident) if ident else None
+
+
+def _socket_identifier(group: bpy.types.NodeTree, name: str) -> str | None:
+    """Modifier inputs are ID properties keyed by the socket identifier ("Socket_2"), not the name."""
+    for item in group.interface.items_tree:
+        if item.item_type == 'SOCKET' and item.in_out == 'INPUT' and item.name == name:
+            return item.identifier
+    return None
+
+
+def _default_material() -> bpy.types.Material:
+    """A light-blue, fairly glossy, opaque Principled BSDF: the liquid is visible in a render without setup."""
+    for mat in bpy.data.materials:
+        if mat.get(_TAG_MATERIAL) and mat.library is None:
+            return mat
+    mat = bpy.data.materials.new(_DEFAULT_MATERIAL)
+    mat[_TAG_MATERIAL] = 1
+    if bpy.app.version < (5, 0, 0):  # 5.0 always uses nodes and deprecates the flag
+        mat.use_nodes = True
+    bsdf = next((n for n in mat.node_tree.nodes if n.type == 'BSDF_PRINCIPLED'), None)
+    if bsdf is not None:
+        bsdf.inputs["Base Color"].default_value = _LIQUID_RGBA
+        bsdf.inputs["Roughness"].default_value = 0.15
+    mat.diffuse_color = _LIQUID_RGBA  # Solid-mode viewport colour
+    mat.roughness = 0.15
+    return mat
+
+
+# ---------------------------------------------------------------------------- file paths
+
+def _file_pattern(cache_dir: str, kind: str) -> str:
+    """The Format String pattern of one kind's files, e.g. ``//sph_cache/particles/particles_{frame:04}.ply``.
+
+    Follows ``CacheDir.particles_path`` / ``surface_path`` (DESIGN.md section 4); POSIX
+    separators so a .blend saved on Windows renders on a Linux farm (BLENDER_NOTES.md
+    section 9). Braces in the directory are doubled because Format String reads them as
+    fields.
+    """
+    root = cache_dir.replace("\\", "/")
+    if not root.endswith("/"):
+        root += "/"
+    root = root.replace("{", "{{").replace("}", "}}")
+    return f"{root}{kind}/{kind}_{{frame:04}}.ply"
+
+
+def _frame_file(ob: bpy.types.Object, frame: int) -> Path | None:
+    """The absolute file the object shows at ``frame``; None if ``//`` cannot be resolved (unsaved .blend)."""
+    cache_dir = ob.get(TAG_CACHE, "")
+    if not cache_dir or (cache_dir.startswith("//") and not bpy.data.filepath):
+        return None
+    cache = CacheDir(bpy.path.abspath(cache_dir, library=ob.library))
+    return cache.particles_path(frame) if ob.get(TAG_KIND) == PARTICLES else cache.surface_path(frame)
+
+
+# ---------------------------------------------------------------------------- node groups
+
+def _ensure_group(kind: str, mode: str) -> bpy.types.NodeTree:
+    """The shared node group of one kind and mode (per-object settings are modifier inputs)."""
+    key = f"{kind}/{mode}/{_GROUP_VERSION}"
+    for ng in bpy.data.node_groups:
+        if ng.get(_TAG_GROUP) == key and ng.library is None:
+            return ng
+    return _build_group(kind, mode, key)
+
+
+def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
+    """Build the node group: a geometry source, velocity, shading or points, material.
+
+    Import mode reads the file here (BLENDER_NOTES.md section 7: Format String, not Join
+    Strings, whose multi-input links concatenate in reverse creation order); handler mode
+    takes the mesh the frame handler wrote, which already carries ``velocity``.
+    """
+    label = "Particles" if kind == PARTICLES else "Surface"
+    ng = bpy.data.node_groups.new(f"SPH Replay {label}" + (" (Handler)" if mode == MODE_HANDLER else ""),
+                                  "GeometryNodeTree")
+    ng[_TAG_GROUP] = key
+    iface = ng.interface
+    if mode == MODE_HANDLER:
+        iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    else:
+        path = iface.new_socket("Path", in_out="INPUT", socket_type="NodeSocketString")
+        path.description = "PLY file of each frame: Format String pattern, {frame:04} = frame, // = beside the .blend"
+    if kind == PARTICLES:
+        radius = iface.new_socket("Radius", in_out="INPUT", socket_type="NodeSocketFloat")
+        radius.subtype = 'DISTANCE'
+        radius.min_value, radius.default_value = 0.0, 0.01
+        radius.description = "Radius of the rendered particle spheres"
+    mat = iface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
+    mat.description = "Material of the replay (object material slots do not reach generated geometry)"
+    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+
+    nodes, links = ng.nodes, ng.links
+    group_in = nodes.new("NodeGroupInput")
+    group_in.location = (-900, 0)
+    if mode == MODE_IMPORT:
+        geometry = _import_velocity_chain(ng, group_in)
+    else:
+        geometry = group_in.outputs["Geometry"]
+    x = 0
+    if kind == PARTICLES:
+        to_points = nodes.new("GeometryNodeMeshToPoints")
+        to_points.location = (x, 0)
+        links.new(geometry, to_points.inputs["Mesh"])
+        links.new(group_in.outputs["Radius"], to_points.inputs["Radius"])
+        geometry = to_points.outputs["Points"]
+    else:
+        # Files written without normals import flat-shaded; a meshed liquid should look smooth.
+        smooth = nodes.new("GeometryNodeSetShadeSmooth")
+        smooth.location = (x, 0)
+        links.new(geometry, smooth.inputs["Geometry"])
+        geometry = smooth.outputs["Geometry"]
+    set_mat = nodes.new("GeometryNodeSetMaterial")
+    set_mat.location = (x + 200, 0)
+    links.new(geometry, set_mat.inputs["Geometry"])
+    links.new(group_in.outputs["Material"], set_mat.inputs["Material"])
+    group_out = nodes.new("NodeGroupOutput")
+    group_out.location = (x + 400, 0)
+    links.new(set_mat.outputs["Geometry"], group_out.inputs["Geometry"])
+    return ng
+
+
+def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
+    """Scene Time -> Float to Int -> Format String -> Import PLY -> store ``velocity`` from ``vx vy vz``.
+
+    Float to Int rounds (its default), so the sub-frames Cycles evaluates for motion blur
+    read the nearest frame's file; extra PLY vertex properties arrive as FLOAT point
+    attributes named like the properties (verified 4.5.4, 5.0.1).
+    """
+    nodes, links = ng.nodes, ng.links
+    time = nodes.new("GeometryNodeInputSceneTime")
+    time.location = (-900, 200)
+    to_int = nodes.new("FunctionNodeFloatToInt")
+    to_int.location = (-700, 200)
+    fmt = nodes.new("FunctionNodeFormatString")
+    fmt.location = (-500, 200)
+    fmt.format_items.new('INT', "frame")
+    importer = nodes.new("GeometryNodeImportPLY")
+    importer.location = (-300, 200)
+    links.new(time.outputs["Frame"], to_int.inputs[0])
+    links.new(to_int.outputs[0], fmt.inputs["frame"])
+    links.new(group_in.outputs["Path"], fmt.inputs["Format"])
+    links.new(fmt.outputs[0], importer.inputs["Path"])
+
+    combine = nodes.new("ShaderNodeCombineXYZ")
+    combine.location = (-300, -150)
+    for i, axis in enumerate("xyz"):
+        named = nodes.new("GeometryNodeInputNamedAttribute")
+        named.data_type = 'FLOAT'
+        named.inputs["Name"].default_value = "v" + axis
+        named.location = (-500, -100 - 120 * i)
+        links.new(named.outputs["Attribute"], combine.inputs[i])
+    store = nodes.new("GeometryNodeStoreNamedAttribute")
+    store.location = (-150, 0)
+    store.data_type = 'FLOAT_VECTOR'
+    store.domain = 'POINT'
+    store.inputs["Name"].default_value = "velocity"
+    links.new(importer.outputs[0], store.inputs["Geometry"])
+    links.new(combine.outputs[0], store.inputs["Value"])
+    return store.outputs["Geometry"]
+
+
+# ---------------------------------------------------------------------------- handler mode (4.2)
+
+def _handler_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    return [ob for ob in scene.objects if ob.get(TAG_MODE) == MODE_HANDLER and ob.type == 'MESH']
+
+
+def _load_current_frame(obs: list[bpy.types.Object]) -> None:
+    scene = bpy.context.scene
+    for ob in obs:
+        if ob.get(TAG_MODE) == MODE_HANDLER:
+            _load_frame(ob, scene.frame_current)
+
+
+def _load_frame(ob: bpy.types.Object, frame: int) -> None:
+    """Write the frame's file into the object's mesh; a missing or unreadable file gives an empty mesh.
+
+    Skipped in Edit Mode (as FLIP Fluids does: replacing the mesh under an edit session
+    loses it) and for linked data. The mesh remembers which file version it holds, so
+    sub-frame evaluations and repeated frame changes cost one ``stat``.
+    """
+    me = ob.data
+    if me.is_editmode or me.library is not None:
+        return
+    path = _frame_file(ob, frame)
+    key = _file_key(path)
+    if me.get(_TAG_LOADED) == key:
+        return
+    vertices, faces = _read_frame(path) if key else (None, None)
+    if ob.get(TAG_KIND) == PARTICLES:
+        _write_points(me, vertices)
+    else:
+        _write_surface(me, vertices, faces)
+    me[_TAG_LOADED] = key
+
+
+def _file_key(path: Path | None) -> str:
+    """Path, modification time and size of the file ("" if missing): changes when a bake rewrites it."""
+    if path is None:
+        return ""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{path}|{st.st_mtime_ns}|{st.st_size}"
+
+
+def _read_frame(path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Vertex records and triangles of a file, (None, None) if unreadable.
+
+    Triangles pointing past the vertices are rejected here: written into ``.corner_vert``
+    they would make Blender read out of bounds.
+    """
+    try:
+        data = read_ply(path)
+    except PlyError as exc:
+        log.warning("sph replay: %s", exc)
+        return None, None
+    n = 0 if data.vertices is None else len(data.vertices)
+    if data.faces.size and (data.faces.min() < 0 or data.faces.max() >= n):
+        log.warning("sph replay: %s: triangle indices outside 0..%d", path, n - 1)
+        return None, None
+    return data.vertices, data.faces
+
+
+def _columns(vertices: np.ndarray | None, names: tuple[str, str, str]) -> np.ndarray:
+    """(N, 3) float32 C-contiguous from three scalar properties (zeros if absent): foreach_set's fast input."""
+    if vertices is None:
+        return np.zeros((0, 3), np.float32)
+    if not set(names) <= set(vertices.dtype.names or ()):
+        return np.zeros((len(vertices), 3), np.float32)
+    return np.ascontiguousarray(np.column_stack([vertices[n] for n in names]), dtype=np.float32)
+
+
+def _write_points(me: bpy.types.Mesh, vertices: np.ndarray | None) -> None:
+    """Vertex-only mesh + ``velocity``: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
+    pos = _columns(vertices, ("x", "y", "z"))
+    vel = _columns(vertices, ("vx", "vy", "vz"))
+    me.clear_geometry()
+    me.vertices.add(len(pos))
+    me.attributes["position"].data.foreach_set("vector", pos.ravel())
+    _write_velocity(me, vel)
+    me.update()
+
+
+def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.ndarray | None) -> None:
+    """Triangle mesh through ``position`` / ``.corner_vert`` (3-4x faster than ``co`` / ``vertex_index``).
+
+    ``.corner_vert`` is internal and undocumented, hence the fallback (BLENDER_NOTES.md section 7).
+    """
+    pos = _columns(vertices, ("x", "y", "z"))
+    vel = _columns(vertices, ("vx", "vy", "vz"))
+    tris = np.zeros((0, 3), np.int32) if faces is None else np.ascontiguousarray(faces, dtype=np.int32)
+    me.clear_geometry()
+    me.vertices.add(len(pos))
+    me.loops.add(tris.size)
+    me.polygons.add(len(tris))
+    me.attributes["position"].data.foreach_set("vector", pos.ravel())
+    if ".corner_vert" in me.attributes:
+        me.attributes[".corner_vert"].data.foreach_set("value", tris.ravel())
+    else:
+        me.loops.foreach_set("vertex_index", tris.ravel())
+    me.polygons.foreach_set("loop_start", np.arange(0, tris.size, 3, dtype=np.int32))
+    _write_velocity(me, vel)
+    me.update(calc_edges=True)
+
+
+def _write_velocity(me: bpy.types.Mesh, vel: np.ndarray) -> None:
+    """Always written: Cycles motion blur and Alembic velocities read it (BLENDER_NOTES.md section 7)."""
+    attr = me.attributes.get("velocity") or me.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
+    attr.data.foreach_set("vector", vel.ravel())
+
+
+@persistent
+def _on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
+    """Load the new frame; on the render's own frame changes (``-a``) too, handlers being persistent."""
+    for ob in _handler_objects(scene):
+        _load_frame(ob, scene.frame_current)
+
+
+@persistent
+def _on_load_post(*_args) -> None:
+    """A file opened on some frame shows that frame (its meshes were emptied before saving)."""
+    scene = bpy.context.scene
+    if scene is not None:
+        _on_frame_change(scene)
+
+
+@persistent
+def _on_save_pre(*_args) -> None:
+    """Empty the handler-driven meshes so the .blend does not store a frame of the cache.
+
+    Saves stay small and fast, and a file opened without the add-on shows nothing rather than
+    a stale frame. They are reloaded right after saving.
+    """
+    for me in {ob.data for scene in bpy.data.scenes for ob in _handler_objects(scene)}:
+        if not me.is_editmode and me.library is None and me.get(_TAG_LOADED) is not None:
+            me.clear_geometry()
+            me.pop(_TAG_LOADED, None)
+
+
+@persistent
+def _on_save_post(*_args) -> None:
+    _on_load_post()
+
+
+_HANDLERS = (
+    ("frame_change_post", _on_frame_change),
+    ("load_post", _on_load_post),
+    ("save_pre", _on_save_pre),
+    ("save_post", _on_save_post),
+)
+
+
+def _remove_handler(handlers: list, fn) -> None:
+    # Match by name too: after a reload of this module the old function object is a different one.
+    for h in list(handlers):
+        if h is fn or (getattr(h, "__name__", None) == fn.__name__ and getattr(h, "__module__", None) == fn.__module__):
+            handlers.remove(h)
 
 
 def register():
-    pass
+    for attr, fn in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, attr)
+        _remove_handler(handlers, fn)
+        handlers.append(fn)
 
 
 def unregister():
-    pass
+    for attr, fn in _HANDLERS:
+        _remove_handler(getattr(bpy.app.handlers, attr), fn)

@@ -1,0 +1,395 @@
+"""Replay of a baked cache in Blender (sph_addon/blender/replay.py).
+
+A synthetic cache (a ball of particles drifting along +x, surfaces meshed by the core) is
+replayed; the evaluated geometry must equal the files, a Cycles render must show the
+liquid, and on 4.5+ a fresh Blender without the add-on must render it too (farm path).
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+from conftest import BLENDER, python_for_subprocess
+from evaluated import evaluated_mesh, evaluated_points
+
+SPACING = 0.04
+FRAMES = (1, 2, 3)          # frames with files; MISSING has none
+MISSING = 5
+DRIFT = 0.06                # x shift per frame (m)
+CHILD = Path(__file__).with_name("replay_child.py")
+RES = (96, 64)
+
+
+# ---------------------------------------------------------------------------- cache
+
+def _ball(frame: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Particles on a grid inside a 0.25 m ball; frame 2 drops every 7th so counts differ between frames."""
+    r = np.arange(-0.25, 0.25 + 1e-9, SPACING)
+    g = np.stack(np.meshgrid(r, r, r, indexing="ij"), -1).reshape(-1, 3)
+    ids = np.flatnonzero(np.linalg.norm(g, axis=1) <= 0.25)
+    if frame == 2:
+        ids = ids[ids % 7 != 0]
+    x = g[ids] + np.array([DRIFT * frame, 0.0, 0.5])
+    v = np.column_stack([np.full(len(ids), 1.5), ids * 1e-3, -x[:, 2]])
+    return x, v, ids
+
+
+@pytest.fixture(scope="module")
+def cache_root(ext, tmp_path_factory):
+    """``ROOT/sph_cache`` with particles and core-meshed surfaces for FRAMES (one numba compile per session)."""
+    ext.sub("runtime").prepare_numba()
+    cache_mod, surface = ext.core("cache"), ext.core("surface")
+    stage = ext.core("surface.stage")
+    root = tmp_path_factory.mktemp("replay")
+    cache = cache_mod.CacheDir(root / "sph_cache")
+    settings = surface.default_settings(SPACING)
+    for frame in FRAMES:
+        x, v, ids = _ball(frame)
+        cache.write_particles(frame, x, v, ids, np.zeros(len(ids), np.uint8))
+        stage.mesh_frame(cache.root, frame, settings)
+    return root
+
+
+@pytest.fixture
+def scene_file(empty_file, cache_root, request):
+    """An empty .blend saved beside ``sph_cache``, so that ``//sph_cache`` resolves."""
+    path = cache_root / f"{request.node.name.replace('[', '_').replace(']', '')}.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def _domain() -> bpy.types.Object:
+    ob = bpy.data.objects.new("Domain", None)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+@pytest.fixture
+def read_ply(ext):
+    return ext.core("plyio").read_ply
+
+
+MODES = ["handler"] if BLENDER < (4, 5) else ["import_ply", "handler"]
+
+
+@pytest.fixture(params=MODES)
+def replay(ext, monkeypatch, request):
+    """The replay module, in each mechanism this Blender can run (4.5+ also runs 4.2's handler path)."""
+    module = ext.sub("replay")
+    if request.param == "handler":
+        monkeypatch.setattr(module, "native_import_available", lambda: False)
+    return module
+
+
+def _xyz(vertices, prefix: str = "") -> np.ndarray:
+    return np.column_stack([vertices[prefix + a] for a in "xyz"]).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------- geometry
+
+def test_file_pattern_follows_cache_layout(ext):
+    replay, cache_mod = ext.sub("replay"), ext.core("cache")
+    cache = cache_mod.CacheDir("//sph_cache")
+    assert replay._file_pattern("//sph_cache", "particles").format(frame=7) == cache.particles_path(7).as_posix()
+    assert replay._file_pattern("//sph_cache/", "surface").format(frame=12) == cache.surface_path(12).as_posix()
+    # Braces in a directory must survive Format String; Windows separators become POSIX ones.
+    assert replay._file_pattern("/a{b}", "surface").format(frame=1) == "/a{b}/surface/surface_0001.ply"
+    assert replay._file_pattern("//c\\d", "surface").format(frame=1) == "//c/d/surface/surface_0001.ply"
+
+
+@pytest.mark.parametrize("frame", [1, 2])
+def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_ply, frame):
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(frame)
+
+    pfile = read_ply(cache_root / "sph_cache" / "particles" / f"particles_{frame:04d}.ply").vertices
+    pos, vel = evaluated_points(particles)
+    assert len(pos) == len(pfile) > 500
+    np.testing.assert_array_equal(pos, _xyz(pfile))
+    assert vel is not None, "particles carry no velocity attribute"
+    np.testing.assert_allclose(vel, _xyz(pfile, "v"), rtol=0, atol=1e-7)
+
+    sfile = read_ply(cache_root / "sph_cache" / "surface" / f"surface_{frame:04d}.ply")
+    pos, corners, vel = evaluated_mesh(surface)
+    assert len(pos) == len(sfile.vertices) > 100
+    assert len(corners) == sfile.faces.size
+    np.testing.assert_array_equal(pos, _xyz(sfile.vertices))
+    np.testing.assert_array_equal(corners, sfile.faces.ravel())
+    assert vel is not None, "surface carries no velocity attribute"
+    np.testing.assert_allclose(vel, _xyz(sfile.vertices, "v"), rtol=0, atol=1e-7)
+
+
+def test_frame_without_files_is_empty(replay, scene_file):
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    assert len(evaluated_points(particles)[0]) > 0
+    scene.frame_set(MISSING)
+    assert len(evaluated_points(particles)[0]) == 0
+    pos, corners, _ = evaluated_mesh(surface)
+    assert len(pos) == 0 and len(corners) == 0
+    scene.frame_set(3)
+    assert len(evaluated_points(particles)[0]) == len(_ball(3)[2])
+
+
+def test_reopened_file_shows_its_frame(replay, scene_file):
+    """Handler mode empties the meshes on save and reloads them (save_post, load_post); import mode needs nothing."""
+    _, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(2)
+    bpy.ops.wm.save_mainfile()
+    if surface["sph_replay_mode"] == "handler":
+        assert len(surface.data.vertices) > 0, "save_post did not reload the frame"
+    bpy.ops.wm.open_mainfile(filepath=str(scene_file))
+    particles, surface = replay.find_replay(bpy.data.objects["Domain"])
+    assert len(evaluated_points(particles)[0]) == len(_ball(2)[2])
+    assert len(evaluated_mesh(surface)[0]) > 100
+
+
+# ---------------------------------------------------------------------------- bookkeeping
+
+def _replay_ids() -> tuple[int, int, int, int]:
+    return (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.node_groups), len(bpy.data.materials))
+
+
+def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
+    replay = ext.sub("replay")
+    domain = _domain()
+    before = _replay_ids()
+    handlers_before = {k: len(getattr(bpy.app.handlers, k)) for k in ("frame_change_post", "load_post")}
+    particles, surface = replay.ensure_replay(domain, "//sph_cache", 0.02)
+    assert particles.name == "Domain Particles" and surface.name == "Domain Surface"
+    assert particles["sph_replay"] == "particles" and surface["sph_replay"] == "surface"
+    assert particles["sph_domain"] == surface["sph_domain"] == "Domain"
+    assert particles.users_collection[0] == domain.users_collection[0]
+    after_first = _replay_ids()
+
+    # User edits survive a second call: a material of their own and a radius they typed.
+    mine = bpy.data.materials.new("Mine")
+    replay._set_input(surface, "Material", mine)
+    replay._set_input(particles, "Radius", 0.05)
+    again = replay.ensure_replay(domain, "//sph_cache", 0.02)
+    assert again == (particles, surface)
+    assert _replay_ids() == (after_first[0], after_first[1], after_first[2], after_first[3] + 1)
+    assert replay._get_input(surface, "Material") == mine
+    assert replay._get_input(particles, "Radius") == pytest.approx(0.05)
+    assert replay.find_replay(domain) == (particles, surface)
+    assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
+    replay.register()  # a second register() must not add a second handler
+    assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
+
+    # An untouched radius follows the bake's particle radius.
+    replay._set_input(particles, "Radius", 0.02)
+    replay.ensure_replay(domain, "//sph_cache", 0.03)
+    assert replay._get_input(particles, "Radius") == pytest.approx(0.03)
+
+    replay.remove_replay(domain)
+    assert replay.find_replay(domain) == (None, None)
+    assert _replay_ids() == (before[0], before[1], before[2], before[3] + 1)  # "Mine" is the user's
+    assert not any(ng.get("sph_replay_group") for ng in bpy.data.node_groups)
+
+
+def test_refresh_shows_rewritten_files(ext, replay, cache_root, tmp_path):
+    """Same frame, new file: refresh() makes Blender look again (Import PLY compares whole-second mtimes)."""
+    shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
+    old = tmp_path / "sph_cache" / "particles" / "particles_0001.ply"
+    os.utime(old, (1.6e9, 1.6e9))  # a bake long ago, whatever the clock says now
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "refresh.blend"))
+    cache_mod = ext.core("cache")
+    domain = _domain()
+    particles, _ = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(1)
+    assert len(evaluated_points(particles)[0]) == len(_ball(1)[2])
+    x = np.random.default_rng(1).random((123, 3))
+    cache_mod.CacheDir(tmp_path / "sph_cache").write_particles(1, x, x, np.arange(123), np.zeros(123, np.uint8))
+    assert len(evaluated_points(particles)[0]) == len(_ball(1)[2]), "nothing told Blender yet"
+    replay.refresh(domain)
+    pos, _ = evaluated_points(particles)
+    assert len(pos) == 123
+    np.testing.assert_array_equal(pos, x.astype(np.float32))
+
+
+def test_broken_files_show_nothing(ext, replay, cache_root, tmp_path):
+    """A truncated particle file and a surface whose triangles point past its vertices: no crash, nothing shown."""
+    shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
+    plyio = ext.core("plyio")
+    good = tmp_path / "sph_cache/particles/particles_0001.ply"
+    (tmp_path / "sph_cache/particles/particles_0004.ply").write_bytes(good.read_bytes()[:1000])
+    verts = np.zeros(4, [(a, "<f4") for a in ("x", "y", "z", "vx", "vy", "vz")])
+    plyio.write_ply(tmp_path / "sph_cache/surface/surface_0004.ply", verts, np.array([[0, 1, 2], [1, 3, 9]]))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "broken.blend"))
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(4)
+    assert len(evaluated_points(particles)[0]) == 0
+    pos, corners, _ = evaluated_mesh(surface)
+    # Blender's own importer drops the bad triangle; the handler refuses the whole file.
+    assert len(corners) == (3 if surface["sph_replay_mode"] == "import_ply" else 0)
+    bpy.context.scene.frame_set(1)
+    assert len(evaluated_points(particles)[0]) == len(_ball(1)[2])
+
+
+def test_handler_leaves_edit_mode_alone(ext, monkeypatch, scene_file, read_ply, cache_root):
+    replay = ext.sub("replay")
+    monkeypatch.setattr(replay, "native_import_available", lambda: False)
+    _, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    n1 = len(surface.data.vertices)
+    bpy.context.view_layer.objects.active = surface
+    bpy.ops.object.mode_set(mode='EDIT')
+    scene.frame_set(2)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert len(surface.data.vertices) == n1, "the handler replaced a mesh being edited"
+    scene.frame_set(3)
+    assert len(surface.data.vertices) == len(read_ply(cache_root / "sph_cache/surface/surface_0003.ply").vertices)
+
+
+@pytest.mark.skipif(BLENDER < (4, 5), reason="needs the Import PLY node")
+def test_handler_replay_upgrades_to_import(ext, monkeypatch, scene_file):
+    """A 4.2 file opened in 4.5+: ensure_replay switches the same objects to the Python-free mechanism."""
+    replay = ext.sub("replay")
+    domain = _domain()
+    monkeypatch.setattr(replay, "native_import_available", lambda: False)
+    particles, surface = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(1)
+    assert len(surface.data.vertices) > 0
+    monkeypatch.undo()
+    assert replay.ensure_replay(domain, "//sph_cache", SPACING / 2) == (particles, surface)
+    assert surface["sph_replay_mode"] == particles["sph_replay_mode"] == "import_ply"
+    assert len(surface.data.vertices) == 0, "the handler's frame stays in the mesh"
+    assert sorted(ng.name for ng in bpy.data.node_groups) == ["SPH Replay Particles", "SPH Replay Surface"]
+    bpy.context.scene.frame_set(2)
+    assert len(evaluated_points(particles)[0]) == len(_ball(2)[2])
+
+
+# ---------------------------------------------------------------------------- rendering
+
+def _setup_render(scene, tmp: Path) -> None:
+    """Camera looking along +y at the ball, a sun, a dim world; tiny CPU Cycles render."""
+    cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    cam.location = (DRIFT * 2, -2.0, 0.5)
+    cam.rotation_euler = (math.pi / 2, 0.0, 0.0)
+    sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", 'SUN'))
+    sun.data.energy = 4.0
+    sun.rotation_euler = (0.6, 0.2, 0.4)
+    for ob in (cam, sun):
+        scene.collection.objects.link(ob)
+    scene.camera = cam
+    scene.world = bpy.data.worlds.new("World")
+    scene.world.color = (0.05, 0.05, 0.05)
+    if bpy.app.version < (5, 0, 0):
+        scene.world.use_nodes = False
+    scene.render.engine = 'CYCLES'
+    scene.cycles.device = 'CPU'
+    scene.cycles.samples = 4
+    scene.cycles.use_denoising = False
+    scene.render.resolution_x, scene.render.resolution_y = RES
+    scene.render.resolution_percentage = 100
+    scene.render.threads_mode = 'FIXED'
+    scene.render.threads = 2
+    scene.render.image_settings.file_format = 'PNG'
+
+
+def _render(scene, path: Path) -> np.ndarray:
+    scene.render.filepath = str(path)
+    bpy.ops.render.render(write_still=True)
+    return _load_png(path)
+
+
+def _load_png(path: Path) -> np.ndarray:
+    img = bpy.data.images.load(str(path), check_existing=False)
+    try:
+        w, h = img.size
+        px = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(px)
+    finally:
+        bpy.data.images.remove(img)
+    return px.reshape(h, w, 4)[..., :3]
+
+
+def _liquid_window(scene, frame: int, margin: int = 0, core: bool = False) -> tuple[slice, slice]:
+    """Pixel rows/columns of the projected bounding box of the frame's particles (+ margin pixels).
+
+    ``core``: of the particles within 0.15 m of the ball's centre only, a window the liquid fills.
+    """
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    x = _ball(frame)[0]
+    if core:
+        x = x[np.linalg.norm(x - x.mean(0), axis=1) < 0.15]
+    lo, hi = x.min(0) - SPACING, x.max(0) + SPACING
+    corners = [Vector((a, b, c)) for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])]
+    uv = np.array([tuple(world_to_camera_view(scene, scene.camera, c))[:2] for c in corners])
+    w, h = RES
+    u0, u1 = np.clip([uv[:, 0].min() * w - margin, uv[:, 0].max() * w + margin], 0, w).astype(int)
+    v0, v1 = np.clip([uv[:, 1].min() * h - margin, uv[:, 1].max() * h + margin], 0, h).astype(int)
+    # Image pixel rows run bottom to top, like the camera's v.
+    return slice(v0, v1), slice(u0, u1)
+
+
+def _inside_outside(diff: np.ndarray, scene, frame: int) -> tuple[float, float]:
+    """Fraction of pixels that changed (> 0.05) where the liquid is, and the largest change far from it."""
+    rows, cols = _liquid_window(scene, frame, core=True)
+    inside = float((diff[rows, cols] > 0.05).mean())
+    rows_m, cols_m = _liquid_window(scene, frame, margin=8)
+    mask = np.ones(diff.shape[:2], bool)
+    mask[rows_m, cols_m] = False
+    return inside, float(diff[mask].max()) if mask.any() else 0.0
+
+
+def _render_pair(scene, tmp: Path, frame: int, names) -> tuple[np.ndarray, np.ndarray]:
+    scene.frame_set(frame)
+    shown = _render(scene, tmp / "shown.png")
+    for name in names:
+        bpy.data.objects[name].hide_render = True
+    hidden = _render(scene, tmp / "hidden.png")
+    for name in names:
+        bpy.data.objects[name].hide_render = False
+    return shown, hidden
+
+
+def test_render_shows_liquid(replay, scene_file, tmp_path):
+    scene = bpy.context.scene
+    _setup_render(scene, tmp_path)
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    shown, hidden = _render_pair(scene, tmp_path, 2, (particles.name, surface.name))
+    inside, outside = _inside_outside(np.abs(shown - hidden).mean(-1), scene, 2)
+    assert inside > 0.9, f"the liquid barely shows: {inside:.0%} of its window changed"
+    assert outside < 0.02, f"the render changed far from the liquid (by up to {outside:.3f})"
+    # Light blue: blue beats red where the liquid is.
+    rows, cols = _liquid_window(scene, 2, core=True)
+    assert shown[rows, cols, 2].mean() > shown[rows, cols, 0].mean()
+
+
+@pytest.mark.skipif(BLENDER < (4, 5), reason="4.2 has no Import PLY node; its render path needs the add-on")
+def test_farm_renders_without_addon(ext, scene_file, tmp_path):
+    replay = ext.sub("replay")
+    scene = bpy.context.scene
+    _setup_render(scene, tmp_path)
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    names = (particles.name, surface.name)
+    shown, hidden = _render_pair(scene, tmp_path, 2, names)
+    scene.frame_set(1)  # saved on another frame: the farm must pick the frame it renders
+    bpy.ops.wm.save_mainfile()
+
+    out = tmp_path / "farm.png"
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+    r = subprocess.run([python_for_subprocess(), str(CHILD), str(scene_file), "2", str(out)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    assert report["addon_modules"] == [] and report["frame_handlers"] == [] and not report["auto_exec"]
+    farm = _load_png(out)
+
+    inside, outside = _inside_outside(np.abs(farm - hidden).mean(-1), scene, 2)
+    assert inside > 0.9, f"the farm render lacks the liquid: {inside:.0%} of its window changed"
+    assert outside < 0.02
+    assert float(np.abs(farm - shown).mean()) < 0.01, "the farm render differs from the in-process render"
