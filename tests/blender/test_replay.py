@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from conftest import BLENDER, python_for_subprocess
 from evaluated import evaluated_mesh, evaluated_points
+from rendering import load_png, projected_window, render, tiny_cycles
 
 SPACING = 0.04
 FRAMES = (1, 2, 3)          # frames with files; MISSING has none
@@ -271,7 +272,7 @@ def test_handler_replay_upgrades_to_import(ext, monkeypatch, scene_file):
 
 # ---------------------------------------------------------------------------- rendering
 
-def _setup_render(scene, tmp: Path) -> None:
+def _setuprender(scene, tmp: Path) -> None:
     """Camera looking along +y at the ball, a sun, a dim world; tiny CPU Cycles render."""
     cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
     cam.location = (DRIFT * 2, -2.0, 0.5)
@@ -286,32 +287,7 @@ def _setup_render(scene, tmp: Path) -> None:
     scene.world.color = (0.05, 0.05, 0.05)
     if bpy.app.version < (5, 0, 0):
         scene.world.use_nodes = False
-    scene.render.engine = 'CYCLES'
-    scene.cycles.device = 'CPU'
-    scene.cycles.samples = 4
-    scene.cycles.use_denoising = False
-    scene.render.resolution_x, scene.render.resolution_y = RES
-    scene.render.resolution_percentage = 100
-    scene.render.threads_mode = 'FIXED'
-    scene.render.threads = 2
-    scene.render.image_settings.file_format = 'PNG'
-
-
-def _render(scene, path: Path) -> np.ndarray:
-    scene.render.filepath = str(path)
-    bpy.ops.render.render(write_still=True)
-    return _load_png(path)
-
-
-def _load_png(path: Path) -> np.ndarray:
-    img = bpy.data.images.load(str(path), check_existing=False)
-    try:
-        w, h = img.size
-        px = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(px)
-    finally:
-        bpy.data.images.remove(img)
-    return px.reshape(h, w, 4)[..., :3]
+    tiny_cycles(scene, RES)
 
 
 def _liquid_window(scene, frame: int, margin: int = 0, core: bool = False) -> tuple[slice, slice]:
@@ -319,20 +295,10 @@ def _liquid_window(scene, frame: int, margin: int = 0, core: bool = False) -> tu
 
     ``core``: of the particles within 0.15 m of the ball's centre only, a window the liquid fills.
     """
-    from bpy_extras.object_utils import world_to_camera_view
-    from mathutils import Vector
-
     x = _ball(frame)[0]
     if core:
         x = x[np.linalg.norm(x - x.mean(0), axis=1) < 0.15]
-    lo, hi = x.min(0) - SPACING, x.max(0) + SPACING
-    corners = [Vector((a, b, c)) for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])]
-    uv = np.array([tuple(world_to_camera_view(scene, scene.camera, c))[:2] for c in corners])
-    w, h = RES
-    u0, u1 = np.clip([uv[:, 0].min() * w - margin, uv[:, 0].max() * w + margin], 0, w).astype(int)
-    v0, v1 = np.clip([uv[:, 1].min() * h - margin, uv[:, 1].max() * h + margin], 0, h).astype(int)
-    # Image pixel rows run bottom to top, like the camera's v.
-    return slice(v0, v1), slice(u0, u1)
+    return projected_window(scene, x.min(0) - SPACING, x.max(0) + SPACING, margin)
 
 
 def _inside_outside(diff: np.ndarray, scene, frame: int) -> tuple[float, float]:
@@ -347,10 +313,10 @@ def _inside_outside(diff: np.ndarray, scene, frame: int) -> tuple[float, float]:
 
 def _render_pair(scene, tmp: Path, frame: int, names) -> tuple[np.ndarray, np.ndarray]:
     scene.frame_set(frame)
-    shown = _render(scene, tmp / "shown.png")
+    shown = render(scene, tmp / "shown.png")
     for name in names:
         bpy.data.objects[name].hide_render = True
-    hidden = _render(scene, tmp / "hidden.png")
+    hidden = render(scene, tmp / "hidden.png")
     for name in names:
         bpy.data.objects[name].hide_render = False
     return shown, hidden
@@ -358,7 +324,7 @@ def _render_pair(scene, tmp: Path, frame: int, names) -> tuple[np.ndarray, np.nd
 
 def test_render_shows_liquid(replay, scene_file, tmp_path):
     scene = bpy.context.scene
-    _setup_render(scene, tmp_path)
+    _setuprender(scene, tmp_path)
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     shown, hidden = _render_pair(scene, tmp_path, 2, (particles.name, surface.name))
     inside, outside = _inside_outside(np.abs(shown - hidden).mean(-1), scene, 2)
@@ -373,7 +339,7 @@ def test_render_shows_liquid(replay, scene_file, tmp_path):
 def test_farm_renders_without_addon(ext, scene_file, tmp_path):
     replay = ext.sub("replay")
     scene = bpy.context.scene
-    _setup_render(scene, tmp_path)
+    _setuprender(scene, tmp_path)
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     names = (particles.name, surface.name)
     shown, hidden = _render_pair(scene, tmp_path, 2, names)
@@ -387,7 +353,7 @@ def test_farm_renders_without_addon(ext, scene_file, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["addon_modules"] == [] and report["frame_handlers"] == [] and not report["auto_exec"]
-    farm = _load_png(out)
+    farm = load_png(out)
 
     inside, outside = _inside_outside(np.abs(farm - hidden).mean(-1), scene, 2)
     assert inside > 0.9, f"the farm render lacks the liquid: {inside:.0%} of its window changed"
