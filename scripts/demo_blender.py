@@ -1,6 +1,6 @@
 """The main job inside Blender: bake a sample .blend headless and render a frame with Cycles.
 
-    .venv-bpy-4.5/bin/python scripts/demo_blender.py [--sample dam_break] [--frame 40] [--out out/demo]
+    .venv-bpy-4.5/bin/python scripts/demo_blender.py [--sample dam_break] [--frame 24] [--out out/demo]
 
 Copies ``sample_blends/<sample>.blend`` into the output folder, bakes it and
 meshes its surface with the farm command's code path (what ``blender --command
@@ -26,7 +26,7 @@ ROOT = blender_session.ROOT
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", default="dam_break")
-    parser.add_argument("--frame", type=int, default=40)
+    parser.add_argument("--frame", type=int, default=24)
     parser.add_argument("--out", default=str(ROOT / "out" / "demo"))
     parser.add_argument("--samples", type=int, default=16, help="Cycles samples")
     parser.add_argument("--resolution", type=int, nargs=2, default=(640, 360))

@@ -121,7 +121,7 @@ def dam_break(bpy):
     floor = box(bpy, "Tank Floor", (1.9, 0.7, 0.05), (0.0, 0.0, -0.025))
     material(bpy, floor, "Floor", (0.3, 0.3, 0.32, 1.0))
     domain(bpy, "Domain", (-0.9, -0.3, 0.0), (0.9, 0.3, 1.0), 0.03, 60, "dam_break")
-    camera_and_light(bpy, scene, (0.2, -2.6, 1.2), (0.0, 0.0, 0.3))
+    camera_and_light(bpy, scene, (0.0, -3.3, 1.4), (0.0, 0.0, 0.3))
     return scene
 
 

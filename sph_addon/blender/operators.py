@@ -318,11 +318,4 @@ _classes = (SPH_OT_bake, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_
             SPH_OT_quick_fluid)
 
 
-def register():
-    for cls in _classes:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(_classes):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(_classes)

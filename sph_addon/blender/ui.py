@@ -21,6 +21,17 @@ class _PhysicsPanel:
         return ob is not None and ob.sph.role in roles
 
 
+class _RolePanel(_PhysicsPanel):
+    """A sub-panel of SPH Fluid shown for the objects whose role is in ``roles``."""
+
+    bl_parent_id = "SPH_PT_main"
+    roles: tuple[str, ...] = ()
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, *cls.roles)
+
+
 def _draw_params(layout, group, params):
     col = layout.column()
     col.use_property_split = True
@@ -47,13 +58,9 @@ class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
             layout.operator("sph.make_domain", icon='MESH_CUBE')
 
 
-class SPH_PT_domain(_PhysicsPanel, bpy.types.Panel):
+class SPH_PT_domain(_RolePanel, bpy.types.Panel):
     bl_label = "Domain"
-    bl_parent_id = "SPH_PT_main"
-
-    @classmethod
-    def poll(cls, context):
-        return cls.role_is(context, 'DOMAIN')
+    roles = ('DOMAIN',)
 
     def draw(self, context):
         layout = self.layout
@@ -115,39 +122,26 @@ def _draw_bake(layout, context, ob):
             box.label(text="Unreadable manifest.json", icon='ERROR')
 
 
-class SPH_PT_domain_simulation(_PhysicsPanel, bpy.types.Panel):
-    bl_label = "Simulation"
-    bl_parent_id = "SPH_PT_domain"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    @classmethod
-    def poll(cls, context):
-        return cls.role_is(context, 'DOMAIN')
+def _domain_subpanel(idname: str, label: str, group, params) -> type:
+    """A collapsed sub-panel of the Domain listing declared parameters of one settings group."""
 
     def draw(self, context):
-        _draw_params(self.layout, context.object.sph.domain, props.DOMAIN_SIMULATION)
+        _draw_params(self.layout, group(context.object.sph.domain), params)
+
+    return type(idname, (_PhysicsPanel, bpy.types.Panel), {
+        "bl_label": label, "bl_parent_id": "SPH_PT_domain", "bl_options": {'DEFAULT_CLOSED'},
+        "poll": classmethod(lambda cls, context: cls.role_is(context, 'DOMAIN')), "draw": draw})
 
 
-class SPH_PT_domain_surface(_PhysicsPanel, bpy.types.Panel):
-    bl_label = "Surface"
-    bl_parent_id = "SPH_PT_domain"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    @classmethod
-    def poll(cls, context):
-        return cls.role_is(context, 'DOMAIN')
-
-    def draw(self, context):
-        _draw_params(self.layout, context.object.sph.domain.surface, props.SURFACE_PARAMETERS)
+SPH_PT_domain_simulation = _domain_subpanel("SPH_PT_domain_simulation", "Simulation", lambda d: d,
+                                            props.DOMAIN_SIMULATION)
+SPH_PT_domain_surface = _domain_subpanel("SPH_PT_domain_surface", "Surface", lambda d: d.surface,
+                                         props.SURFACE_PARAMETERS)
 
 
-class SPH_PT_material(_PhysicsPanel, bpy.types.Panel):
+class SPH_PT_material(_RolePanel, bpy.types.Panel):
     bl_label = "Material"
-    bl_parent_id = "SPH_PT_main"
-
-    @classmethod
-    def poll(cls, context):
-        return cls.role_is(context, 'FLUID', 'INFLOW')
+    roles = ('FLUID', 'INFLOW')
 
     def draw(self, context):
         ob = context.object
@@ -167,13 +161,9 @@ class SPH_PT_material(_PhysicsPanel, bpy.types.Panel):
         _draw_params(box, m, spec.parameters)
 
 
-class SPH_PT_collider(_PhysicsPanel, bpy.types.Panel):
+class SPH_PT_collider(_RolePanel, bpy.types.Panel):
     bl_label = "Collider"
-    bl_parent_id = "SPH_PT_main"
-
-    @classmethod
-    def poll(cls, context):
-        return cls.role_is(context, 'COLLIDER')
+    roles = ('COLLIDER',)
 
     def draw(self, context):
         c = context.object.sph.collider
@@ -187,11 +177,4 @@ _classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_
             SPH_PT_collider)
 
 
-def register():
-    for cls in _classes:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(_classes):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(_classes)

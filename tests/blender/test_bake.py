@@ -308,6 +308,7 @@ def test_deforming_collider_exports_a_mesh_per_frame(ext, tmp_path, no_replay_le
 
 def test_farm_command_exit_codes(ext, tmp_path, no_replay_leak):
     cli = ext.sub("cli_command")
+    assert cli._handle is not None, "register() registered `blender --command sph`"
     out = []
     assert cli.run(["bake"], echo=out.append) == 2
     assert cli.run(["bake", str(tmp_path / "missing.blend")], echo=out.append) == 2
