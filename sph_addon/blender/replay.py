@@ -125,7 +125,7 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
     for kind, ob in zip(KINDS, find_replay(domain_ob)):
         if ob is None:
             ob = _new_object(domain_ob, kind, collection)
-        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius)
+        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius, _domain_material(domain_ob))
         result.append(ob)
     if mode == MODE_HANDLER:
         for scene in domain_ob.users_scene or (bpy.context.scene,):
@@ -180,8 +180,11 @@ def _new_object(domain_ob: bpy.types.Object, kind: str, collection: bpy.types.Co
 
 
 def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cache_dir: str,
-               particle_radius: float) -> None:
-    """Tag the object and point its modifier at the right node group and files."""
+               particle_radius: float, liquid: bpy.types.Material | None) -> None:
+    """Tag the object and point its modifier at the right node group and files.
+
+    ``liquid``: the Domain's material; it replaces our default material but never one the user set.
+    """
     if ob.get(TAG_MODE) == MODE_HANDLER and mode == MODE_IMPORT and ob.type == 'MESH':
         # e.g. a 4.2 file opened in 4.5: the mesh held a loaded frame the new group ignores.
         ob.data.clear_geometry()
@@ -210,8 +213,9 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
         if TAG_RADIUS not in ob or current is None or abs(current - ob[TAG_RADIUS]) <= 1e-9 * max(1.0, current):
             _set_input(ob, "Radius", float(particle_radius))
             ob[TAG_RADIUS] = float(particle_radius)
-    if _get_input(ob, "Material") is None:
-        _set_input(ob, "Material", _default_material())
+    current = _get_input(ob, "Material")
+    if current is None or (current.get(_TAG_MATERIAL) and liquid is not None):
+        _set_input(ob, "Material", liquid or _default_material())
     ob.update_tag()
 
 
@@ -243,6 +247,12 @@ def _socket_identifier(group: bpy.types.NodeTree, name: str) -> str | None:
         if item.item_type == 'SOCKET' and item.in_out == 'INPUT' and item.name == name:
             return item.identifier
     return None
+
+
+def _domain_material(domain_ob: bpy.types.Object) -> bpy.types.Material | None:
+    """The Domain's own material, if it has one: the Domain is not rendered, so its material slot
+    is where an artist (or a sample file) says what the liquid looks like."""
+    return domain_ob.active_material if domain_ob.material_slots else None
 
 
 def _default_material() -> bpy.types.Material:

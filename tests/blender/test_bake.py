@@ -76,6 +76,13 @@ def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_
     assert sorted(p.name for p in (cache / "surface").iterdir()) == [f"surface_{k:04d}.ply"
                                                                      for k in range(1, FRAMES + 1)]
     _assert_replay_matches_cache(ext, (2, FRAMES))
+    # The liquid renders with the Domain's material when it has one (honey amber, mud brown, ...).
+    replay, domain = ext.sub("replay"), _domain()
+    for ob in _replay_objects(domain):
+        used = replay._get_input(ob, "Material")
+        assert used is not None
+        if domain.active_material is not None:
+            assert used == domain.active_material
 
 
 @pytest.mark.parametrize("name", SAMPLES)
