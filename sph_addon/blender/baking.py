@@ -24,7 +24,7 @@ from ..core.cache import CacheDir
 from ..core.errors import InputError
 from ..core.params import resolve
 from ..core.surface.settings import SURFACE_PARAMETERS, settings_from_values
-from . import export, properties, runtime
+from . import export, runtime
 
 log = logging.getLogger(__name__)
 
@@ -204,15 +204,34 @@ def free(domain) -> int:
     return n
 
 
+_estimates: dict[tuple, tuple[float, tuple[int, float]]] = {}
+
+
 def particle_estimate(scene, domain) -> tuple[int, float]:
-    """(particles, MiB) the Fluid objects' volumes give at the Domain's spacing; cheap enough for a panel."""
+    """(particles, MiB) the Fluid objects' volumes give at the Domain's spacing.
+
+    The Domain panel shows it, and panels redraw many times a second (every progress update
+    during a bake): the result is reused for a second unless the spacing or a Fluid moves.
+    """
+    spacing = max(float(domain.sph.domain.particle_spacing), 1e-6)
+    fluids = export.members(scene, 'FLUID')
+    key = (scene.name, spacing, tuple((ob.name, tuple(map(tuple, ob.matrix_world))) for ob in fluids))
+    now = time.monotonic()
+    hit = _estimates.get(key)
+    if hit is not None and now - hit[0] < 1.0:
+        return hit[1]
+    _estimates.clear()
+    _estimates[key] = (now, _estimate(fluids, spacing))
+    return _estimates[key][1]
+
+
+def _estimate(fluids, spacing: float) -> tuple[int, float]:
     from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
     from ..core.state import bytes_per_particle
 
-    spacing = max(float(domain.sph.domain.particle_spacing), 1e-6)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     volume = 0.0
-    for ob in export.members(scene, 'FLUID'):
+    for ob in fluids:
         try:
             co, tris = export.mesh_arrays(ob, depsgraph, "world")
         except InputError:
@@ -221,6 +240,3 @@ def particle_estimate(scene, domain) -> tuple[int, float]:
     n = int(volume / spacing ** 3)
     return n, n * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE) / 2**20
 
-
-__all__ = ["Status", "Task", "prepare_bake", "prepare_mesh", "finish", "run_sync", "free", "particle_estimate",
-           "properties"]
