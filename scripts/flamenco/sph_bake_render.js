@@ -18,8 +18,8 @@ const JOB_TYPE = {
       description: "Frames per mesh and render task" },
     { key: "domain", type: "string", default: "",
       description: "Domain object name (empty: the only Domain in the file)" },
-    { key: "resume", type: "bool", default: false,
-      description: "Continue an interrupted bake instead of starting over" },
+    { key: "resume", type: "bool", default: true,
+      description: "Continue an interrupted bake of the same scene (a retried task resumes); off: start over" },
     { key: "render_output_path", type: "string", subtype: "file_path", editable: false,
       eval: "str(Path(abspath(settings.render_output_root), last_n_dir_parts(settings.add_path_components), jobname, '######'))",
       description: "Final file path of where render output will be saved" },
@@ -49,7 +49,7 @@ function compileJob(job) {
   const settings = job.settings;
   const bake = author.Task("sph-bake", "blender");
   const bakeArgs = ["--frames", settings.frames];
-  bake.addCommand(sphCommand(settings, "bake", settings.resume ? bakeArgs.concat(["--resume"]) : bakeArgs.concat(["--replace"])));
+  bake.addCommand(sphCommand(settings, "bake", settings.resume ? bakeArgs.concat(["--auto-resume"]) : bakeArgs.concat(["--replace"])));
   job.addTask(bake);
 
   const renderOutput = renderOutputPath(job);

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--frames", help="A-B: frames to bake or mesh (default: the Domain's range)")
         if name == "bake":
             p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+            p.add_argument("--auto-resume", action="store_true",
+                           help="resume if the cache holds an unfinished bake of this scene, else start one "
+                                "(for farm tasks that may be retried)")
             p.add_argument("--replace", action="store_true", help="replace an existing bake")
             p.add_argument("--no-save", action="store_true",
                            help="do not save the .blend even if the replay objects had to be created")
@@ -93,7 +96,8 @@ def run(argv: list[str], echo=print) -> int:
             return EXIT_OK
         if args.command == "bake":
             had_replay = _has_replay(domain)
-            task = baking.prepare_bake(scene, domain, start, end, resume=args.resume, replace=args.replace)
+            resume = args.resume or (args.auto_resume and baking.has_bake(export.cache_dir(domain)))
+            task = baking.prepare_bake(scene, domain, start, end, resume=resume, replace=args.replace)
         else:
             had_replay = True
             task = baking.prepare_mesh(scene, domain, start, end, replace=args.replace)

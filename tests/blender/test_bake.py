@@ -327,6 +327,18 @@ def test_farm_command_exit_codes(ext, tmp_path, no_replay_leak):
     assert cli.run(["bake", str(tmp_path / "bad.blend"), "--frames", "9-1"], echo=out.append) == 2
 
 
+def test_farm_auto_resume_starts_then_continues(ext, tmp_path, no_replay_leak):
+    """A retried farm task: the first run starts the bake; a rerun resumes it instead of refusing."""
+    cli = ext.sub("cli_command")
+    path = tmp_path / "jelly_steps.blend"
+    shutil.copy(ROOT / "sample_blends" / path.name, path)
+    out = []
+    assert cli.run(["bake", str(path), "--frames", "1-2", "--auto-resume"], echo=out.append) == 0, out
+    assert cli.run(["bake", str(path), "--frames", "1-2", "--auto-resume"], echo=out.append) == 0, out
+    assert cli.run(["bake", str(path), "--frames", "1-2"], echo=out.append) == 2
+    assert "already holds a bake" in out[-1]
+
+
 def test_sample_files_rebuild_with_this_blender(tmp_path):
     """scripts/make_samples.py builds every sample with the running Blender version."""
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_samples.py"), "--out", str(tmp_path)],

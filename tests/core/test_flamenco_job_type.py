@@ -78,5 +78,5 @@ def test_bake_then_mesh_then_render_per_chunk(node):
 def test_resume_and_domain_reach_the_command(node):
     result = compile_job(node, resume=True, domain="Tank")
     bake = _argv(result["tasks"][0]["commands"][0])
-    assert bake[-3:] == ["--resume", "--domain", "Tank"]
+    assert bake[-3:] == ["--auto-resume", "--domain", "Tank"]
     assert "replace" not in " ".join(bake)
