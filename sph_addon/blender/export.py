@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,8 +345,6 @@ def _check_can_create(root: Path, domain) -> None:
     probe = root
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    import os
-
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise ExportError(f"{domain.name}: Cache Directory",
                           f"{root} cannot be written ({probe} is not a writable folder); choose another folder")
@@ -364,12 +363,12 @@ def explain(exc: InputError, origins: dict[str, str], cache_root: Path | None = 
         if key in origins:
             obj = origins[key]
             break
-    setting = _label(parts[-1]) if parts else ""
     if obj is None:
         return ExportError(where, exc.message)
-    return ExportError(f"{obj}: {setting}" if setting and not setting.startswith(("materials", "sources",
-                                                                                  "colliders")) else obj,
-                       exc.message)
+    # The last path component names the setting, unless the error is about a whole item.
+    last = parts[-1] if parts else ""
+    whole_item = re.fullmatch(r"(materials|sources|colliders)\[\d+\]", last) is not None
+    return ExportError(obj if whole_item or not last else f"{obj}: {_label(last)}", exc.message)
 
 
 def _label(key: str) -> str:
