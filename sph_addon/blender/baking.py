@@ -115,7 +115,7 @@ def surface_settings(domain):
     d = domain.sph.domain
     vals = resolve(SURFACE_PARAMETERS, export.values(d.surface, SURFACE_PARAMETERS), "surface")
     try:
-        return settings_from_values(vals, float(export._clean(d.particle_spacing)))
+        return settings_from_values(vals, export.spacing(domain))
     except InputError as exc:
         raise export.explain(exc, {"surface": domain.name}) from None
 
@@ -160,7 +160,7 @@ def finish(scene, task: Task) -> None:
         return
     from . import replay
 
-    particle_radius = 0.5 * float(export._clean(domain.sph.domain.particle_spacing))
+    particle_radius = 0.5 * export.spacing(domain)
     replay.ensure_replay(domain, domain.sph.domain.cache_directory, particle_radius)
     replay.refresh(domain)
 

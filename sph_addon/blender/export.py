@@ -150,26 +150,29 @@ def _transform(ob) -> tuple[list[float], list[float]]:
 
 # ---- values from properties ---------------------------------------------------------------------
 
-def _clean(value):
+def typed_value(value):
     """Blender stores floats as float32: 0.05 reads back as 0.0500000007. Round to what was typed."""
     if isinstance(value, float):
         return float(f"{value:.7g}")
     if hasattr(value, "__len__") and not isinstance(value, str):
-        return [_clean(float(v)) for v in value]
+        return [typed_value(float(v)) for v in value]
     return value
 
 
+def spacing(domain) -> float:
+    """The Domain's particle spacing as typed (metres)."""
+    return typed_value(domain.sph.domain.particle_spacing)
+
+
 def values(group, params) -> dict:
-    return {p.name: _clean(getattr(group, p.name)) for p in params}
+    return {p.name: typed_value(getattr(group, p.name)) for p in params}
 
 
 def _material(ob) -> dict:
     m = ob.sph.material
-    spec_params = [p for p in props.model_parameters().values()
-                   if p.name in {q.name for q in props.SOLVERS[m.model].parameters}]
-    current = values(m, spec_params)
-    base = {k: _clean(v) for k, v in props.preset_values(m.model, m.preset).items()}
-    overrides = {k: v for k, v in current.items() if v != _clean(base.get(k))}
+    current = values(m, props.SOLVERS[m.model].parameters)
+    base = {k: typed_value(v) for k, v in props.preset_values(m.model, m.preset).items()}
+    overrides = {k: v for k, v in current.items() if v != typed_value(base.get(k))}
     return {"name": ob.name, "model": m.model, "preset": m.preset, "params": overrides}
 
 
@@ -186,14 +189,14 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     if d.use_scene_gravity and not scene.use_gravity:
         gravity = (0.0, 0.0, 0.0)
     simulation = values(d, props.DOMAIN_SIMULATION)
-    simulation["gravity"] = _clean(gravity)
+    simulation["gravity"] = typed_value(gravity)
     data = {
         "format": FORMAT,
         "name": domain.name,
-        "particle_spacing": _clean(d.particle_spacing),
+        "particle_spacing": spacing(domain),
         "frame_start": int(frame_start),
         "frame_end": int(frame_end),
-        "fps": _clean(scene.render.fps / scene.render.fps_base),
+        "fps": typed_value(scene.render.fps / scene.render.fps_base),
         "simulation": simulation,
         "materials": [],
         "sources": [],
@@ -208,8 +211,8 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     if d.closed_borders:
         origins[f"colliders[{len(data['colliders'])}]"] = domain.name
         data["colliders"].append({"type": "box_container", "name": domain.name,
-                                  "position": _clean([(a + b) / 2 for a, b in zip(lo, hi)]),
-                                  "size": _clean([b - a for a, b in zip(lo, hi)])})
+                                  "position": typed_value([(a + b) / 2 for a, b in zip(lo, hi)]),
+                                  "size": typed_value([b - a for a, b in zip(lo, hi)])})
     out_dir.mkdir(parents=True, exist_ok=True)
     emitters = members(scene, 'FLUID') + members(scene, 'INFLOW')
     for ob in emitters:
@@ -239,7 +242,7 @@ def _world_bounds(ob) -> tuple[list[float], list[float]]:
     lo, hi = corners.min(axis=0), corners.max(axis=0)
     if np.any(hi - lo <= 0):
         raise ExportError(ob.name, "the Domain has no volume; use a box-shaped mesh that encloses the fluid")
-    return _clean([float(x) for x in lo]), _clean([float(x) for x in hi])
+    return typed_value(lo), typed_value(hi)
 
 
 def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
@@ -253,7 +256,7 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
     name = f"fluid_{_safe(ob.name)}.ply"
     _write_mesh(out_dir / name, co, tris)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
-            "velocity": _clean(ob.sph.material.initial_velocity)}
+            "velocity": typed_value(ob.sph.material.initial_velocity)}
 
 
 def _inflow_source(ob) -> dict:
@@ -262,8 +265,8 @@ def _inflow_source(ob) -> dict:
         raise ExportError(f"{ob.name}: Speed", "must be above 0 for the Inflow to emit")
     axis = np.array(ob.matrix_world.to_3x3(), dtype=np.float64) @ np.array([0.0, 0.0, -1.0])
     axis /= np.linalg.norm(axis)
-    return {"type": "inflow", "material": ob.name, "center": _clean([float(x) for x in ob.matrix_world.translation]),
-            "velocity": _clean([float(x) for x in axis * s.speed]), **values(s, props.INFLOW)}
+    return {"type": "inflow", "material": ob.name, "center": typed_value(ob.matrix_world.translation),
+            "velocity": typed_value(axis * s.speed), **values(s, props.INFLOW)}
 
 
 def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
@@ -282,7 +285,7 @@ def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
 
 
 def _clean_item(item: dict) -> dict:
-    return {k: (_clean(v) if isinstance(v, (float, list)) else v) for k, v in item.items()}
+    return {k: (typed_value(v) if isinstance(v, (float, list)) else v) for k, v in item.items()}
 
 
 def _sample_motion(scene, colliders, items, out_dir: Path, frame_start: int, frame_end: int) -> None:
@@ -301,7 +304,8 @@ def _sample_motion(scene, colliders, items, out_dir: Path, frame_start: int, fra
                 prev = keys[ob.name][-1]["rotation"] if keys[ob.name] else None
                 if prev is not None:
                     rotation = _continuous_euler(ob, prev)
-                keys[ob.name].append({"frame": frame, "position": _clean(position), "rotation": _clean(rotation)})
+                keys[ob.name].append({"frame": frame, "position": typed_value(position),
+                                      "rotation": typed_value(rotation)})
                 if ob.sph.collider.motion == 'DEFORMING':
                     co, tris = mesh_arrays(ob, depsgraph, "scaled")
                     if len(tris) == 0:
