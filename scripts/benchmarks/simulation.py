@@ -99,7 +99,7 @@ def run_scaling(steps: int) -> dict:
     raw = copy.deepcopy(base.raw)
     raw["particle_spacing"] = base.particle_spacing / 2
     for mat in raw["materials"]:
-        mat.setdefault("params", {})["stiffness"] = base.materials[0].params["stiffness"] / 2
+        mat.setdefault("params", {})["stiffness"] = base.materials[0].params.stiffness / 2
     fine = Simulation(parse_scene(raw, base.base_dir))
     dt = 1.0 / (base.fps * 5)
     result = {"scene": "dam_break_scaling", "steps": steps, "dt": dt}

@@ -24,7 +24,8 @@ from pathlib import Path
 from .atomic import write_json
 from .cache import CacheDir
 from .errors import InputError, SimulationError
-from .scene import Scene, load_scene, parse_scene
+from .jsonfile import read_json
+from .scene import Scene, parse_scene
 
 log = logging.getLogger(__name__)
 
@@ -81,31 +82,45 @@ def _check_writable(root: Path) -> None:
                                     "choose another --out") from None
 
 
-def prepare(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tuple[int, int] | None = None,
-            resume: bool = False, force: bool = False) -> tuple[Scene, CacheDir]:
-    """Every check a bake makes before it starts; raises InputError, writes nothing."""
-    scene = load_scene(scene_path)
-    if frames is not None:
-        raw = copy.deepcopy(scene.raw)
-        raw["frame_start"], raw["frame_end"] = frames
-        scene = parse_scene(raw, scene.base_dir)
+@dataclass(frozen=True)
+class PreparedBake:
+    """A bake that passed every check of :func:`prepare`; :func:`bake` runs it without checking again."""
+
+    scene: Scene
+    cache: CacheDir
+    resume: bool = False  # continue from the cache's last checkpoint
+    force: bool = False   # replace the bake the cache holds
+
+
+def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames: tuple[int, int] | None = None,
+            resume: bool = False, force: bool = False) -> PreparedBake:
+    """Every check a bake makes before it starts; raises InputError, writes nothing.
+
+    Parameters
+    ----------
+    scene : a scene file, read and validated here; or a Scene validated already (Blender's
+        export), used as it is: each bake validates its scene once.
+    out_dir : the cache directory.
+    frames : override of the scene's (frame_start, frame_end), applied before validation.
+    resume, force : as in :func:`bake`.
+    """
+    scene = _validated(scene, frames)
     cache = CacheDir(out_dir)
     root = cache.root
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
-    has_cache = cache.exists() or cache.particles_path(scene.frame_start).exists()
     if resume:
-        if not cache.exists():
+        state = cache.summary()
+        if not state.baked:
             raise InputError(str(root), "there is no bake to resume here (no manifest.json); run without --resume")
-        manifest = cache.read_manifest()
         # Compared as JSON, not re-validated: its mesh paths are relative to the original
         # scene file, not to the cache directory it is stored in.
         if _read_stored(cache) != _stored_raw(scene):
             raise InputError(str(cache.scene_path), "the scene changed since this bake started; "
                                                     "bake again with --force to start over")
-        if manifest.get("checkpoint") is None:
+        if state.checkpoint is None:
             raise InputError(str(root), "the bake has no checkpoint to resume from; bake again with --force")
-    elif has_cache and not force:
+    elif cache.has_bake() and not force:
         raise InputError(str(root), "already holds a bake; use --resume to continue it or --force to replace it")
     if root.exists():
         _check_writable(root)
@@ -120,7 +135,21 @@ def prepare(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: t
         if not os.access(parent, os.W_OK | os.X_OK):
             raise InputError(str(root), f"the output directory cannot be created ({parent} is not writable); "
                                         "choose another --out")
-    return scene, cache
+    return PreparedBake(scene, cache, resume, force)
+
+
+def _validated(scene: str | os.PathLike | Scene, frames: tuple[int, int] | None) -> Scene:
+    """The scene to bake: a file read and validated with ``frames`` applied first, or a Scene as given."""
+    if isinstance(scene, Scene):
+        if frames is None or frames == (scene.frame_start, scene.frame_end):
+            return scene
+        raw, base_dir = copy.deepcopy(scene.raw), scene.base_dir
+    else:
+        path = Path(scene)
+        raw, base_dir = read_json(path, "scene file"), path.parent.resolve()
+    if frames is not None and isinstance(raw, dict):  # not a dict: parse_scene says what is wrong
+        raw["frame_start"], raw["frame_end"] = frames
+    return parse_scene(raw, base_dir)
 
 
 def _read_stored(cache: CacheDir) -> dict:
@@ -136,13 +165,16 @@ def _stored_raw(scene: Scene) -> dict:
     return raw
 
 
-def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tuple[int, int] | None = None,
-         resume: bool = False, force: bool = False, progress: Callable[[Progress], None] | None = None,
-         should_stop: Callable[[], bool] | None = None) -> dict:
-    """Bake ``scene_path`` into ``out_dir``; return the manifest.
+def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | None = None,
+         frames: tuple[int, int] | None = None, resume: bool = False, force: bool = False,
+         progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+    """Bake a scene file into ``out_dir``, or run a :class:`PreparedBake`; return the manifest.
 
     Parameters
     ----------
+    scene : a scene file, checked here by :func:`prepare`; or what ``prepare`` returned (the
+        Blender operators prepare on the main thread and bake on a worker), not checked again:
+        ``out_dir``, ``frames``, ``resume`` and ``force`` are then the prepared ones.
     frames : override of the scene's (frame_start, frame_end).
     resume : continue from the last checkpoint of an existing bake of the same scene.
     force : replace an existing bake (only files a bake writes are deleted).
@@ -156,7 +188,15 @@ def bake(scene_path: str | os.PathLike, out_dir: str | os.PathLike, frames: tupl
     """
     from .simulation import Simulation
 
-    scene, cache = prepare(scene_path, out_dir, frames, resume, force)
+    if isinstance(scene, PreparedBake):
+        if out_dir is not None or frames is not None or resume or force:
+            raise TypeError("bake(PreparedBake) takes out_dir, frames, resume and force from prepare()")
+        prepared = scene
+    elif out_dir is None:
+        raise TypeError("bake() of a scene file needs out_dir")
+    else:
+        prepared = prepare(scene, out_dir, frames, resume, force)
+    scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
     if resume:
         cache.remove_stale_temps()
@@ -216,7 +256,7 @@ def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None
 def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, checkpoint: bool) -> None:
     st = sim.state
     frame = sim.frame
-    cache.write_particles(frame, st.x, st.v, st.ids, st.material)
+    cache.write_particles(frame, st.x, st.v, st.ids, st.material, sim.cache_fields())
     if checkpoint:
         arrays, meta = sim.checkpoint()
         cache.write_checkpoint(frame, arrays, meta)
@@ -231,4 +271,4 @@ def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, checkpoint: 
         cache.checkpoint_path(previous).unlink(missing_ok=True)
 
 
-__all__ = ["bake", "prepare", "parse_frames", "Progress", "SimulationError", "InputError"]
+__all__ = ["bake", "prepare", "PreparedBake", "parse_frames", "Progress", "SimulationError", "InputError"]

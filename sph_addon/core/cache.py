@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,19 @@ PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
                  ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
+
+
+@dataclass(frozen=True)
+class CacheSummary:
+    """What a cache directory holds, for status lines (the Domain panel, ``blender --command sph info``)."""
+
+    baked: bool                     # manifest.json exists (a bake started here)
+    complete: bool = False          # every frame of the bake's range is done
+    first_frame: int | None = None  # first frame done (Blender frame number)
+    last_frame: int | None = None   # last frame done
+    frames_done: int = 0            # how many frames are done
+    checkpoint: int | None = None   # the frame a resume continues from
+    frames_meshed: int = 0          # surface meshes written (surface/surface_NNNN.ply)
 
 
 class CacheDir:
@@ -66,16 +80,51 @@ class CacheDir:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
+    def has_bake(self) -> bool:
+        """Whether a bake, finished or not, is here (what a new bake must not overwrite unasked).
+
+        A manifest, or particle frames without one: a bake killed before its first manifest
+        write leaves frame files that are still this tool's and still someone's work.
+        """
+        return self.exists() or any(self.root.glob("particles/particles_*.ply"))
+
     def read_manifest(self) -> dict[str, Any]:
+        """The manifest as written; raises InputError naming the file if it is missing or not ours."""
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InputError(str(self.root), "not a bake cache (no manifest.json)") from None
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text
             raise InputError(str(self.manifest_path), f"unreadable manifest ({exc})") from None
-        if data.get("format") != MANIFEST_FORMAT:
-            raise InputError(str(self.manifest_path), f"unknown cache format {data.get('format')!r}")
+        fmt = data.get("format") if isinstance(data, dict) else None
+        if fmt != MANIFEST_FORMAT:
+            raise InputError(str(self.manifest_path), f"unknown cache format {fmt!r}")
         return data
+
+    def summary(self) -> CacheSummary:
+        """The cache's state, read safely: ``baked=False`` when there is no bake here (never raises then).
+
+        Raises
+        ------
+        InputError : the manifest exists but cannot be read, is not ours, or its frames,
+            checkpoint or completion flag are malformed (the message names the file).
+        """
+        if not self.exists():
+            return CacheSummary(baked=False)
+        m = self.read_manifest()
+        done, checkpoint, complete = m.get("frames_done"), m.get("checkpoint"), m.get("complete", False)
+        # The manifest is untrusted input (DESIGN.md section 6): check the fields before using them.
+        if not isinstance(done, list) or not all(_is_frame(f) for f in done):
+            raise InputError(str(self.manifest_path), "malformed manifest: frames_done must be a list of frames")
+        if checkpoint is not None and not _is_frame(checkpoint):
+            raise InputError(str(self.manifest_path), "malformed manifest: checkpoint must be a frame number")
+        if not isinstance(complete, bool):
+            raise InputError(str(self.manifest_path), "malformed manifest: complete must be true or false")
+        surfaces = self.root / "surface"
+        meshed = sum(1 for _ in surfaces.glob("surface_*.ply")) if surfaces.is_dir() else 0
+        return CacheSummary(baked=True, complete=complete, first_frame=min(done) if done else None,
+                            last_frame=max(done) if done else None, frames_done=len(done),
+                            checkpoint=checkpoint, frames_meshed=meshed)
 
     def new_manifest(self, scene_name: str, frame_start: int, frame_end: int) -> dict[str, Any]:
         return {"format": MANIFEST_FORMAT, "engine_version": __version__, "scene": scene_name,
@@ -87,12 +136,23 @@ class CacheDir:
 
     # particles
     def write_particles(self, frame: int, x: np.ndarray, v: np.ndarray, ids: np.ndarray,
-                        material: np.ndarray) -> None:
-        rec = np.empty(len(x), PARTICLE_DTYPE)
+                        material: np.ndarray, extra: dict[str, tuple[np.ndarray, str]] | None = None) -> None:
+        """Write a particle frame: the base fields, then each ``extra`` name -> (values (n,), PLY dtype).
+
+        The extras are the models' declared cache fields (``MaterialModel.cache_fields``);
+        a scene whose models declare none writes exactly the base record.
+        """
+        extra = extra or {}
+        dtype = PARTICLE_DTYPE
+        if extra:
+            dtype = np.dtype(PARTICLE_DTYPE.descr + [(name, np.dtype(t).str) for name, (_, t) in extra.items()])
+        rec = np.empty(len(x), dtype)
         rec["x"], rec["y"], rec["z"] = x[:, 0], x[:, 1], x[:, 2]
         rec["vx"], rec["vy"], rec["vz"] = v[:, 0], v[:, 1], v[:, 2]
         rec["id"] = ids
         rec["material"] = material
+        for name, (values, _) in extra.items():
+            rec[name] = values
         write_ply(self.particles_path(frame), rec, comments=[f"sph_addon {__version__} frame {frame}"])
 
     def read_particles(self, frame: int) -> np.ndarray:
@@ -121,15 +181,6 @@ class CacheDir:
         except (OSError, ValueError, KeyError) as exc:
             raise InputError(str(path), f"unreadable checkpoint ({exc})") from None
         return arrays, meta
-
-    def prune_checkpoints(self, keep: int) -> None:
-        """Delete checkpoints other than frame ``keep`` (only files this cache wrote)."""
-        folder = self.root / "state"
-        if not folder.is_dir():
-            return
-        for p in folder.glob("checkpoint_*.npz"):
-            if p.name != self.checkpoint_path(keep).name:
-                p.unlink(missing_ok=True)
 
     def remove_stale_temps(self) -> int:
         """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""
@@ -161,3 +212,8 @@ class CacheDir:
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
         return len(files)
+
+
+def _is_frame(value: Any) -> bool:
+    """A frame number as JSON gives it (bool is an int in Python, but not a frame)."""
+    return isinstance(value, int) and not isinstance(value, bool)

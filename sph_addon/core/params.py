@@ -9,6 +9,7 @@ JSON path of the first bad field.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -131,3 +132,29 @@ def resolve(params: Iterable[Parameter], data: Mapping[str, Any] | None, where: 
 def defaults(params: Iterable[Parameter]) -> dict[str, Any]:
     """The default value of every parameter."""
     return {p.name: p.default for p in params}
+
+
+_PY_TYPES = {"bool": bool, "int": int, "float": float, "str": str, "choice": str, "vector": tuple}
+
+
+def make_params_class(class_name: str, params: Iterable[Parameter], doc: str = "") -> type:
+    """A frozen dataclass with one field per declared parameter (same name, default, kind).
+
+    The declarations stay the one place for name, unit, range, default and
+    description: the class is generated from them, its docstring lists the
+    units, and :func:`typed` fills it from a resolved dict. Models receive
+    their materials' values as instances of it, never as string-keyed dicts.
+    """
+    params = tuple(params)
+    fields = [(p.name, _PY_TYPES[p.kind], dataclasses.field(default=p.default)) for p in params]
+    lines = [doc or f"Parameters of {class_name}.", "", "Attributes", "----------"]
+    lines += [f"{p.name} : {p.kind}{f' [{p.unit}]' if p.unit else ''}: {p.description}" for p in params]
+    cls = dataclasses.make_dataclass(class_name, fields, frozen=True)
+    cls.__doc__ = "\n".join(lines)
+    cls.declared = params
+    return cls
+
+
+def typed(cls: type, values: Mapping[str, Any]):
+    """An instance of a :func:`make_params_class` class from a resolved dict (unknown keys are a bug)."""
+    return cls(**{p.name: values[p.name] for p in cls.declared})

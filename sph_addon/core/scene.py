@@ -18,7 +18,7 @@ from typing import Any
 from . import config
 from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .errors import InputError
-from .params import Parameter, resolve
+from .params import Parameter, resolve, typed
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count
 from .state import bytes_per_particle
@@ -67,10 +67,12 @@ _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
 
 @dataclass(frozen=True)
 class Material:
+    """A material of the scene: ``params`` is an instance of its model's generated ``Params``."""
+
     name: str
     model: str
     preset: str
-    params: dict[str, Any]
+    params: Any
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ def _materials(items: Any) -> list[Material]:
                              f"unknown preset {preset!r}; available: {', '.join(sorted(spec.presets))}")
         base = {p.name: p.default for p in spec.parameters}
         base.update(spec.presets.get(preset, {}))
-        params = resolve(spec.parameters, item.get("params"), f"{where}.params", base=base)
+        params = typed(spec.Params, resolve(spec.parameters, item.get("params"), f"{where}.params", base=base))
         out.append(Material(name, model, preset, params))
     return out
 

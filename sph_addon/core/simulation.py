@@ -1,26 +1,26 @@
-"""The step loop: sources -> neighbours -> velocity stage -> prediction -> position stage
--> collisions -> velocities from positions (Clavet 2005, thesis Algorithm 1).
+"""The step loop: sources -> neighbours -> each time-stepping scheme -> domain (DESIGN.md section 3).
 
-One :class:`Simulation` owns the particle world of a scene. Each material model
-in ``solvers.SOLVERS`` contributes to the velocity stage (forces, impulses) and
-to the position stage (constraints on predicted positions); colliders act
-after the models, then velocities are recovered from the positions, so the
-integrator is the same for every model and force-based models (Desbrun-Cani's
-``sph``, Becker's ``elastic``) plug into the velocity stage.
+One :class:`Simulation` owns the particle world of a scene. It builds the
+material models present in the scene (``solvers.SOLVERS``, in registry order),
+adds their per-particle arrays to the world, groups them by the scheme that
+advances them (``integrators.INTEGRATORS``) and, every substep, emits inflow
+particles, lets the schemes prepare (gravity), sorts the particles and finds
+neighbours once, then lets each scheme advance its particles with its models'
+hooks and the colliders. Models see a ``StepContext``, never this object.
 
-Deviation from Algorithm 1: the neighbour search runs once per substep, on
-the positions predicted with gravity (x + Δt v), before the viscosity impulses.
+Neighbours (Clavet's scheme): the search runs once per substep, on the
+positions predicted with gravity (x + Δt v), before the viscosity impulses.
 The same neighbour rows then serve viscosity (evaluated at the current
 positions), springs and relaxation (evaluated at the predicted positions), with
 every pair distance recomputed and pairs beyond h skipped. Pairs that come
-within h only through the viscosity update are picked up one substep later.
+within h only through the viscosity update are picked up one substep later
+(a deviation from Algorithm 1, which searches after prediction).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -30,10 +30,14 @@ import numpy as np
 
 from . import config
 from .colliders import COLLIDERS, BuildContext, Collider, Shape
+from .colliders.motion import motion_from_scene
+from .colliders.response import ContactReport
 from .errors import SimulationError
-from .neighbors import NeighborSearch
+from .integrators import INTEGRATORS, Integrator, SubstepPolicy
+from .neighbors import N_COLOURS, NeighborSearch
 from .scene import Scene
 from .solvers import SOLVERS
+from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
 from .sources import Inflow, fill_volume
 from .state import ParticleState
 
@@ -51,14 +55,14 @@ class FrameStats:
     bounds_min: tuple[float, float, float]
     bounds_max: tuple[float, float, float]
     removed: int
-    springs: int
     sdf_build_s: float = 0.0  # wall time spent building or loading collider SDFs for this frame, s
+    extra: dict = dataclasses.field(default_factory=dict)  # models' and schemes' frame statistics
 
     def as_dict(self) -> dict:
         return {"frame": self.frame, "particles": self.particles, "substeps": self.substeps,
                 "max_speed": round(self.max_speed, 6), "bounds_min": [round(b, 6) for b in self.bounds_min],
                 "bounds_max": [round(b, 6) for b in self.bounds_max], "removed": self.removed,
-                "springs": self.springs, "sdf_build_s": round(self.sdf_build_s, 6)}
+                **self.extra, "sdf_build_s": round(self.sdf_build_s, 6)}
 
 
 class Simulation:
@@ -96,16 +100,14 @@ class Simulation:
         self.ns = NeighborSearch(self.h)
         self.nbr = np.zeros((0, 1), np.int32)
         self.count = np.zeros(0, np.int32)
-        self._index_of_id: np.ndarray | None = None
-        self._contact = np.zeros(0, np.uint8)
-
-        materials = [m.params for m in scene.materials]
-        self.models = []
-        for name in dict.fromkeys(m.model for m in scene.materials):
-            owned = [m.model == name for m in scene.materials]
-            self.models.append(SOLVERS[name].model_class(self, materials, owned))
+        self._dv = np.zeros((0, 3))
+        self.policy = SubstepPolicy.from_settings(scene.simulation)
+        self.models = self._build_models()
+        self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
+        self.contacts: dict[str, ContactReport] = {}
+        self._reset_contacts()
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
@@ -114,10 +116,45 @@ class Simulation:
                 continue
             pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
-            self.state.append(pts, np.broadcast_to(p["velocity"], pts.shape), mat, k)
+            self._emit(pts, np.broadcast_to(p["velocity"], pts.shape), mat, k)
         self._apply_domain()
 
     # -- construction helpers -------------------------------------------------------------
+    def _build_models(self) -> list[MaterialModel]:
+        """One instance per model present in the scene, in registry order (the stage order)."""
+        scene = self.scene
+        models = []
+        for name, cls in SOLVERS.items():
+            owned = {k: m.params for k, m in enumerate(scene.materials) if m.model == name}
+            if not owned:
+                continue
+            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned))
+            for array, spec in model.active_arrays().items():
+                self.state.add_array(array, spec.trailing, spec.dtype, fill=spec.fill)
+            models.append(model)
+        return models
+
+    def _build_schemes(self) -> list[tuple[Integrator, list[MaterialModel], np.ndarray]]:
+        """(scheme, its models, the material ids it advances), in the order schemes are registered."""
+        schemes = []
+        for name, cls in INTEGRATORS.items():
+            models = [m for m in self.models if m.integrator == name]
+            if models:
+                mats = np.array(sorted(k for m in models for k in m.setup.materials), np.int64)
+                schemes.append((cls(), models, mats))
+        return schemes
+
+    def _world(self) -> WorldView:
+        return WorldView(self.state.arrays, self.h, self.spacing, self.state.time)
+
+    def _emit(self, x: np.ndarray, v: np.ndarray, material: int, source: int) -> None:
+        first = self.state.n
+        self.state.append(x, v, material, source)
+        new = slice(first, self.state.n)
+        world = self._world()
+        for model in self.models:
+            model.on_emitted(world, new)
+
     @property
     def _memory_budget(self) -> int:
         return int(self.scene.simulation["memory_budget_mb"] * 2**20)
@@ -131,15 +168,15 @@ class Simulation:
         if ctype.deforming(p):
             def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
                 return build(p, dataclasses.replace(ctx, frame=frame))
-        keys = p["keyframes"] or [{"frame": float(self.scene.frame_start), "position": p["position"],
-                                   "rotation": p["rotation"]}]
         return Collider(
-            name=p["name"] or f"{kind} {k}", shape=shape, friction=p["friction"], stickiness=p["stickiness"],
+            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion_from_scene(p, self.scene.frame_start),
+            friction=p["friction"], stickiness=p["stickiness"],
             stick_distance=p["stick_distance"] if p["stick_distance"] > 0 else 0.5 * self.spacing,
-            key_frames=np.array([key["frame"] for key in keys], float),
-            key_position=np.array([key["position"] for key in keys], float),
-            key_rotation=np.array([key["rotation"] for key in keys], float),
             continuous=p["continuous"], rebuild=rebuild)
+
+    def _reset_contacts(self) -> None:
+        zero = np.zeros(3)
+        self.contacts = {c.name: ContactReport(c.name, zero, zero, zero) for c in self.colliders}
 
     def _timed_build(self, build, *args) -> Shape:
         """Call a shape builder, adding its wall time to the frame's ``sdf_build_s``."""
@@ -177,63 +214,70 @@ class Simulation:
         return keep
 
     # -- the step -------------------------------------------------------------------------
-    def index_of_id(self) -> np.ndarray:
-        """(next_id,) int64 map from stable id to current index, -1 for removed particles."""
-        if self._index_of_id is None:
-            idx = np.full(self.state.next_id, -1, np.int64)
-            idx[self.state.ids] = np.arange(self.state.n)
-            self._index_of_id = idx
-        return self._index_of_id
-
     def _frame_at(self, t: float) -> float:
         return self.scene.frame_start + t * self.scene.fps
 
+    def _scheme_particles(self, mats: np.ndarray) -> np.ndarray | None:
+        """Indices of the particles of materials ``mats``; None when that is every particle."""
+        if len(self.schemes) == 1:
+            return None
+        return np.flatnonzero(np.isin(self.state.material, mats))
+
     def step(self, dt: float) -> None:
-        """Advance every particle by one substep ``dt`` (s): Clavet Algorithm 1."""
+        """Advance every particle by one substep ``dt`` (s)."""
         st = self.state
         t = st.time
         for inflow in self.inflows:
             pts = inflow.emit(self._frame_at(t), t, dt)
             if pts is not None:
-                st.append(pts, np.broadcast_to(inflow.direction * inflow.speed, pts.shape), inflow.material,
-                          inflow.index)
+                self._emit(pts, np.broadcast_to(inflow.direction * inflow.speed, pts.shape), inflow.material,
+                           inflow.index)
         if st.n == 0:
             st.time = t + dt
             return
-        st.v[:] += dt * self.gravity
+        world = self._world()
+        for scheme, _, mats in self.schemes:
+            scheme.begin(world, self._scheme_particles(mats), dt, self.gravity)
         predicted = st.x + dt * st.v
         order = self.ns.sort(predicted)
         st.permute(order)
         predicted = predicted[order]
-        self._index_of_id = None
         self.nbr, self.count = self.ns.lists(predicted, self.h)
-
-        for model in self.models:
-            model.velocity_stage(self, dt)
-        st.arrays["x_prev"][:] = st.x
-        st.x[:] += dt * st.v
-        for model in self.models:
-            model.position_stage(self, dt)
-        self._collide(t, dt)
-        st.v[:] = (st.x - st.arrays["x_prev"]) / dt
+        ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
+                          bucket_start=self.ns.bucket_start, colour=self.ns.colour, n_colours=N_COLOURS,
+                          next_id=st.next_id, resize=st.resize_trailing)
+        for scheme, models, mats in self.schemes:
+            scheme.advance(ctx, models, self._scheme_particles(mats), t, self._collide)
         st.time = t + dt
         self._apply_domain()
 
-    def _collide(self, t: float, dt: float) -> None:
+    def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
+        """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].
+
+        What each collider received is added to :attr:`contacts` (impulse and torque
+        about its origin, summed over the frame), the input of a rigid body.
+        """
         if not self.colliders:
             return
-        from .colliders.response import collide
+        from .colliders.response import collide, impulse_and_torque
 
         st = self.state
-        if len(self._contact) != st.n:
-            self._contact = np.zeros(st.n, np.uint8)
-        self._contact[:] = 0
+        x, x_prev = st.x, st.arrays["x_prev"]
+        if idx is not None:
+            x, x_prev = x[idx], x_prev[idx]
+        if self._dv.shape != x.shape:
+            self._dv = np.zeros(x.shape)
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
         for c in self.colliders:
             r0, t0 = c.transform(f0)
             r1, t1 = c.transform(f1)
-            collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, st.x, st.arrays["x_prev"], dt,
-                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._contact)
+            collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
+                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
+            impulse, torque = impulse_and_torque(x, self._dv, t1)
+            report = self.contacts[c.name]
+            self.contacts[c.name] = ContactReport(c.name, report.impulse + impulse, report.torque + torque, t1)
+        if idx is not None:
+            st.x[idx] = x
 
     def _apply_domain(self) -> None:
         dom = self.scene.domain
@@ -243,15 +287,10 @@ class Simulation:
         inside = np.all((x >= dom["min"]) & (x <= dom["max"]), axis=1)
         if not inside.all():
             self.state.keep(inside)
-            self._index_of_id = None
 
     # -- frames ---------------------------------------------------------------------------
     def substeps_for_frame(self) -> int:
-        """Fixed substeps, or automatic: the CFL rule (no particle travels more than ``cfl``
-        spacings per substep) and each model's stability limit (``model.max_dt``)."""
-        sim = self.scene.simulation
-        if sim["substeps"] > 0:
-            return int(sim["substeps"])
+        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed."""
         frame_dt = 1.0 / self.scene.fps
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
@@ -265,15 +304,7 @@ class Simulation:
                 _, p0 = c.transform(fr)
                 _, p1 = c.transform(fr + 1)
                 vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.fps)
-        n = math.ceil(vmax * frame_dt / (sim["cfl"] * self.spacing) - 1e-9)
-        for model in self.models:
-            n = max(n, math.ceil(frame_dt / model.max_dt(self) - 1e-9))
-        n = int(min(max(n, sim["min_substeps"]), sim["max_substeps"]))
-        # More substeps than the CFL rule needs can be cheaper (fewer relaxation passes each):
-        # take the cheapest count up to three times the minimum.
-        costs = {s: sum(m.substep_cost(self, frame_dt, s) for m in self.models)
-                 for s in range(n, min(3 * n, sim["max_substeps"]) + 1)}
-        return min(costs, key=lambda s: (costs[s], s))
+        return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""
@@ -284,6 +315,7 @@ class Simulation:
         n_sub = self.substeps_for_frame()
         dt = 1.0 / (self.scene.fps * n_sub)
         removed_before = sum(self.state.removed.values())
+        self._reset_contacts()
         for _ in range(n_sub):
             self.step(dt)
         self.frame += 1
@@ -304,10 +336,24 @@ class Simulation:
             lo, hi = st.x.min(axis=0), st.x.max(axis=0)
         else:
             speed, lo, hi = 0.0, np.zeros(3), np.zeros(3)
-        springs = sum(m.spring_count(st) for m in self.models if hasattr(m, "spring_count"))
+        extra: dict = {}
+        world = self._world()
+        for model in self.models:
+            extra.update(model.frame_stats(world))
+        for scheme, _, _ in self.schemes:
+            extra.update(scheme.stats())
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
-                          removed, springs, sdf_build_s)
+                          removed, sdf_build_s, extra)
+
+    def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
+        """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""
+        out = {}
+        for model in self.models:
+            for f in model.cache_fields:
+                arr = self.state.arrays[f.array]
+                out[f.name] = (arr if f.component is None else arr[:, f.component], f.dtype)
+        return out
 
     # -- checkpoints ----------------------------------------------------------------------
     def checkpoint(self) -> tuple[dict[str, np.ndarray], dict]:
@@ -315,7 +361,8 @@ class Simulation:
         st = self.state
         meta = {"frame": self.frame, "time": st.time, "next_id": st.next_id,
                 "removed": {str(k): v for k, v in st.removed.items()},
-                "inflow_volume": [f.emitted_volume for f in self.inflows]}
+                "inflow_volume": [f.emitted_volume for f in self.inflows],
+                "models": {m.name: m.state_dict() for m in self.models}}
         return dict(st.arrays), meta
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -330,4 +377,5 @@ class Simulation:
         self.frame = int(meta["frame"])
         for f, vol in zip(self.inflows, meta["inflow_volume"]):
             f.emitted_volume = float(vol)
-        self._index_of_id = None
+        for model in self.models:
+            model.load_state_dict(meta.get("models", {}).get(model.name, {}))

@@ -72,3 +72,78 @@ def test_no_pickle_loading():
         if re.search(r"allow_pickle\s*=\s*True|pickle\.loads?\(", text):
             offenders.append(str(p.relative_to(REPO)))
     assert not offenders, offenders
+
+
+def _cached_njit_reads_of_imported_values() -> list[str]:
+    """file:function:name for every cached njit function that reads a value imported from sph_addon.
+
+    A numba disk cache freezes the values of the globals a function reads and is invalidated
+    only when that function's own file changes, so a constant imported from another module
+    would keep its old value in the cache after an edit there. Names bound by relative
+    ``from .x import NAME`` are checked, and ``module.NAME`` reads through an imported sph_addon
+    module (``config.REAL``). Modules and callables (other njit functions, classes) are allowed;
+    ints, floats, tuples, arrays... are not. Names the function binds itself are local.
+    """
+    import ast
+    import importlib
+    import importlib.util
+    import inspect
+
+    from sph_addon.core import config
+
+    def cached_options(dec) -> bool:
+        # @njit(**config.X) or @numba.njit(**config.X) where config.X asks for cache=True.
+        if not isinstance(dec, ast.Call):
+            return False
+        name = dec.func.attr if isinstance(dec.func, ast.Attribute) else getattr(dec.func, "id", "")
+        if name not in ("njit", "jit"):
+            return False
+        for kw in dec.keywords:
+            if kw.arg is None and isinstance(kw.value, ast.Attribute) and \
+                    isinstance(kw.value.value, ast.Name) and kw.value.value.id == "config":
+                if getattr(config, kw.value.attr, {}).get("cache"):
+                    return True
+        return False
+
+    offenders = []
+    for path in sorted(CORE.rglob("*.py")):
+        rel = path.relative_to(REPO)
+        package = ".".join(rel.with_suffix("").parts[:-1])  # __init__.py is its own package too
+        tree = ast.parse(path.read_text())
+        values = set()
+        modules = {}  # name bound to an imported sph_addon module -> the module (``config.X`` reads)
+        for node in tree.body:
+            if not (isinstance(node, ast.ImportFrom) and node.level > 0):
+                continue
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            for alias in node.names:
+                try:  # a submodule (`from .. import config`) or a name defined in the module
+                    obj = importlib.import_module(f"{base}.{alias.name}")
+                except ModuleNotFoundError:
+                    obj = getattr(importlib.import_module(base), alias.name)
+                if inspect.ismodule(obj):
+                    modules[alias.asname or alias.name] = obj
+                elif not callable(obj):
+                    values.add(alias.asname or alias.name)
+        for fn in ast.walk(tree):
+            if not (isinstance(fn, ast.FunctionDef) and any(cached_options(d) for d in fn.decorator_list)):
+                continue
+            local = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+            local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            read = set()
+            for n in (n for stmt in fn.body for n in ast.walk(stmt)):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in values:
+                    read.add(n.id)
+                elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in modules:
+                    obj = getattr(modules[n.value.id], n.attr, None)
+                    if not (inspect.ismodule(obj) or callable(obj)):
+                        read.add(f"{n.value.id}.{n.attr}")
+            offenders += [f"{rel}:{fn.name}:{name}" for name in sorted(read - local)]
+    return offenders
+
+
+def test_cached_kernels_read_no_values_imported_from_other_modules():
+    """Cached njit kernels (config.NJIT, config.NJIT_PARALLEL) take such constants as arguments or
+    define them in their own file: their disk cache would keep a stale copy (STYLE.md convention 4)."""
+    offenders = _cached_njit_reads_of_imported_values()
+    assert not offenders, "cached njit functions read imported values (file:function:name): " + ", ".join(offenders)

@@ -1,4 +1,4 @@
-"""Colliders: registry of shapes, keyframed rigid motion, contact response.
+"""Colliders: registry of shapes, rigid motion (``motion``), contact response (``response``).
 
 ``COLLIDERS`` maps a scene-file collider ``type`` to its declared parameters
 and a builder returning a :class:`Shape` (the numba SDF function with its
@@ -15,13 +15,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import config
 from ..params import Parameter
 from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
+
+if TYPE_CHECKING:
+    # Only for the annotation: motion imports euler_xyz_matrix from here.
+    from .motion import Motion
 
 COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
@@ -150,32 +154,36 @@ def euler_xyz_matrix(rx: float, ry: float, rz: float) -> np.ndarray:
 
 @dataclass
 class Collider:
-    """A collider in the simulation: shape, response settings and keyframed rigid motion.
+    """A collider in the simulation: shape, motion and contact response settings.
 
-    ``key_frames`` (K,), ``key_position`` (K,3) m and ``key_rotation`` (K,3) rad are
-    interpolated linearly in time (per substep), and held before the first and
-    after the last key.
+    Attributes
+    ----------
+    name : shown in messages and contact reports.
+    shape : the signed distance field in the local frame; replaced every frame
+        for deforming meshes (``rebuild``).
+    motion : ``motion.Motion`` giving the local -> world transform at any
+        fractional frame (static, keyframed; later a dynamic rigid body).
+    friction : μ in [0, 1] (Clavet eq. 6.3).
+    stickiness : k_stick, 1/s^2 (Clavet eq. 6.4).
+    stick_distance : d_stick, m (Clavet eq. 6.4).
+    continuous : march the paths of fast particles (``response.collide``).
+    rebuild : ``rebuild(frame) -> Shape`` for deforming meshes, else None.
     """
 
     name: str
     shape: Shape
+    motion: Motion
     friction: float
     stickiness: float
     stick_distance: float
-    key_frames: np.ndarray
-    key_position: np.ndarray
-    key_rotation: np.ndarray
     continuous: bool = True
     rebuild: Callable[[int], Shape] | None = None  # shape of a frame, for deforming meshes
 
     def transform(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
-        """(R, t) at a fractional frame."""
-        f = self.key_frames
-        pos = np.array([np.interp(frame, f, self.key_position[:, k]) for k in range(3)])
-        rot = [float(np.interp(frame, f, self.key_rotation[:, k])) for k in range(3)]
-        return euler_xyz_matrix(*rot), pos
+        """(R (3,3) local -> world, t (3,) m) at a fractional frame: ``motion.transform``."""
+        return self.motion.transform(frame)
 
     @property
     def moving(self) -> bool:
-        return len(self.key_frames) > 1 and (np.ptp(self.key_position, axis=0).any()
-                                             or np.ptp(self.key_rotation, axis=0).any())
+        """Whether the collider's pose may change (``motion.moving``)."""
+        return self.motion.moving

@@ -19,6 +19,15 @@ For every particle near a collider, with the collider's transform at the start
 Velocity changes are applied as position changes Δx = Δt Δv, since the
 velocity is recomputed from positions at the end of the step (Algorithm 1).
 
+What the collider received: ``collide`` also returns each particle's velocity
+change dv = (x after - x before) / Δt from this collider (contact impulse,
+stickiness, push-out and the continuous rewind together), and
+:func:`impulse_and_torque` sums it into the impulse and torque on the collider,
+equal and opposite to what the particles got. A dynamic rigid body (Clavet
+Algorithm 7, two-way coupling) integrates these; for keyframed colliders they
+are a report (forces on a wall, on a stirring spoon). Clavet's particles have
+no mass, so these are per unit particle mass until the particles carry one.
+
 Continuous collision (not in the thesis, which relies on small steps): Clavet's
 test looks only at the predicted position. A particle fast enough to pass a
 thin collider (a shell, a thin plate) within one substep is then either past
@@ -41,7 +50,9 @@ and the surface of the particle").
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+import numpy as np
 from numba import njit, prange
 
 from .. import config
@@ -114,10 +125,65 @@ def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, mi
     return -1.0
 
 
+@njit(**config.NJIT)
+def _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_stick):
+    """Velocity change (to subtract) of one particle near a collider, m/s.
+
+    Clavet 2005, thesis eqs. 6.1-6.3 when touching (no bounce, a fraction μ =
+    ``friction`` of the tangential relative velocity removed), else eq. 6.4
+    (stickiness within ``d_stick``).
+
+    Parameters
+    ----------
+    vbx, vby, vbz : relative velocity v_i - v_object at the contact, world frame, m/s.
+    nx, ny, nz : outward unit normal, world frame.
+    touching : bool, gap < 0 (or the continuous test found an entry).
+    gap : distance from the particle's surface to the collider, m.
+    dt : step, s. friction : μ. k_stick : 1/s^2. d_stick : m.
+
+    Returns
+    -------
+    (ix, iy, iz) : the particle's velocity becomes v - I.
+    """
+    ix = 0.0
+    iy = 0.0
+    iz = 0.0
+    if touching:
+        vn = vbx * nx + vby * ny + vbz * nz
+        tx = vbx - vn * nx
+        ty = vby - vn * ny
+        tz = vbz - vn * nz
+        if vn < 0.0:
+            ix += vn * nx
+            iy += vn * ny
+            iz += vn * nz
+        ix += friction * tx
+        iy += friction * ty
+        iz += friction * tz
+    elif d_stick > 0.0:
+        s = dt * k_stick * gap * (1.0 - gap / d_stick)
+        ix += s * nx
+        iy += s * ny
+        iz += s * nz
+    return ix, iy, iz
+
+
+@njit(**config.NJIT_FUNCARG)
+def _push_out(sdf, params, grid, r1, t1, x, i, radius):
+    """Push particle ``i`` out along the normal if still inside (Algorithm 7, line 15); mutates x[i]."""
+    px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
+    d, lx, ly, lz = sdf(params, grid, px, py, pz)
+    if d < radius:
+        push = radius - d
+        x[i, 0] += push * (r1[0, 0] * lx + r1[0, 1] * ly + r1[0, 2] * lz)
+        x[i, 1] += push * (r1[1, 0] * lx + r1[1, 1] * ly + r1[1, 2] * lz)
+        x[i, 2] += push * (r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz)
+
+
 @njit(**config.NJIT_FUNCARG_PARALLEL)
 def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, k_stick, d_stick,
-            continuous, contact):
-    """Resolve contacts of all particles with one collider (mutates ``x``).
+            continuous, dv):
+    """Resolve contacts of all particles with one collider (mutates ``x`` and ``dv``).
 
     Clavet 2005, thesis sections 6.2-6.3 (Algorithm 7, lines 12-15), with the
     continuous test described in the module docstring.
@@ -133,8 +199,13 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
     dt : step, s. radius : particle radius, m.
     friction : μ in [0, 1]. k_stick : stickiness, 1/s^2. d_stick : stickiness range, m.
     continuous : bool, march the paths of particles that may have crossed the collider.
-    contact : (n,) uint8, mutated: set to 1 where the particle touched this collider.
+    dv : (n,3) float64, overwritten: each particle's velocity change from this collider, m/s
+        (the position change this call made, divided by dt; 0 for particles it left alone).
+        Sum it with :func:`impulse_and_torque`.
     """
+    # numba does not check bounds: a short dv would be written past its end.
+    if x_prev.shape[0] != x.shape[0] or dv.shape[0] != x.shape[0]:
+        raise ValueError("collide: x_prev and dv must have as many rows as x")
     inv_dt = 1.0 / dt
     # Bound of |grad d| for the certificate and the march: 1 for exact distances, up to
     # sqrt(3) for a trilinear grid of a distance field; 2 leaves a margin.
@@ -142,6 +213,13 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
     # The contact zone d < radius is at least 2 radius wide: a quarter radius cannot skip it.
     min_step = 0.25 * radius
     for i in prange(x.shape[0]):
+        dv[i, 0] = 0.0
+        dv[i, 1] = 0.0
+        dv[i, 2] = 0.0
+        # Where the particle was before this collider moved it (dv is measured from here).
+        ox = x[i, 0]
+        oy = x[i, 1]
+        oz = x[i, 2]
         px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
         d, lx, ly, lz = sdf(params, grid, px, py, pz)
         gap = d - radius
@@ -182,38 +260,14 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
         vbx = (x[i, 0] - x_prev[i, 0]) * inv_dt - (x[i, 0] - w0x) * inv_dt
         vby = (x[i, 1] - x_prev[i, 1]) * inv_dt - (x[i, 1] - w0y) * inv_dt
         vbz = (x[i, 2] - x_prev[i, 2]) * inv_dt - (x[i, 2] - w0z) * inv_dt
-        ix = 0.0
-        iy = 0.0
-        iz = 0.0
-        if touching:
-            contact[i] = 1
-            vn = vbx * nx + vby * ny + vbz * nz
-            tx = vbx - vn * nx
-            ty = vby - vn * ny
-            tz = vbz - vn * nz
-            if vn < 0.0:
-                ix += vn * nx
-                iy += vn * ny
-                iz += vn * nz
-            ix += friction * tx
-            iy += friction * ty
-            iz += friction * tz
-        elif d_stick > 0.0:
-            s = dt * k_stick * gap * (1.0 - gap / d_stick)
-            ix += s * nx
-            iy += s * ny
-            iz += s * nz
+        ix, iy, iz = _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_stick)
         x[i, 0] -= dt * ix
         x[i, 1] -= dt * iy
         x[i, 2] -= dt * iz
-        # Push out what is still inside (Algorithm 7, line 15).
-        px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
-        d, lx, ly, lz = sdf(params, grid, px, py, pz)
-        if d < radius:
-            push = radius - d
-            x[i, 0] += push * (r1[0, 0] * lx + r1[0, 1] * ly + r1[0, 2] * lz)
-            x[i, 1] += push * (r1[1, 0] * lx + r1[1, 1] * ly + r1[1, 2] * lz)
-            x[i, 2] += push * (r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz)
+        _push_out(sdf, params, grid, r1, t1, x, i, radius)
+        dv[i, 0] = (x[i, 0] - ox) * inv_dt
+        dv[i, 1] = (x[i, 1] - oy) * inv_dt
+        dv[i, 2] = (x[i, 2] - oz) * inv_dt
 
 
 @njit(**config.NJIT_FUNCARG_PARALLEL)
@@ -228,3 +282,66 @@ def distances(sdf, params, grid, points, out):
     """
     for i in prange(points.shape[0]):
         out[i] = sdf(params, grid, points[i, 0], points[i, 1], points[i, 2])[0]
+
+
+def impulse_and_torque(x: np.ndarray, dv: np.ndarray, center, particle_mass: float = 1.0
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Impulse and torque a collider received from one ``collide`` call.
+
+    Equal and opposite to what the particles got (Newton's third law, the
+    coupling of Clavet 2005, thesis Algorithm 7 stage 1):
+    J = -m Σ dv_i and L = -m Σ (x_i - c) × dv_i, with x_i the positions after
+    the call (where the contact was resolved). Sums run in numpy in a fixed
+    order (not a parallel reduction), so a bake is reproducible.
+
+    Parameters
+    ----------
+    x : (n, 3) float64
+        Particle positions after ``collide``, m.
+    dv : (n, 3) float64
+        Velocity changes written by ``collide``, m/s.
+    center : (3,) array_like
+        Point the torque is taken about (the collider's origin, or a body's centre of mass), m.
+    particle_mass : float
+        Mass of one particle, kg. Clavet's method is massless: with the default
+        1 the results are per unit particle mass (impulse in m/s, torque in
+        m^2/s); multiply by a particle's mass once particles carry one.
+
+    Returns
+    -------
+    impulse : (3,) float64
+        Impulse on the collider, kg m/s (m/s per unit particle mass).
+    torque : (3,) float64
+        Angular impulse about ``center``, kg m^2/s (m^2/s per unit particle mass).
+    """
+    x = np.asarray(x, np.float64)
+    dv = np.asarray(dv, np.float64)
+    if x.ndim != 2 or x.shape[1] != 3 or dv.shape != x.shape:
+        raise ValueError(f"x and dv must both be (n, 3), got {x.shape} and {dv.shape}")
+    # Only touched particles contribute; the subset keeps this cheap for large n (per column
+    # tests: 4x faster than np.any(dv != 0, axis=1), ~10 ms in all for 10^6 particles).
+    touched = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
+    d = dv[touched]
+    arm = x[touched] - np.asarray(center, np.float64).reshape(3)
+    impulse = -particle_mass * d.sum(axis=0)
+    torque = -particle_mass * np.cross(arm, d).sum(axis=0)
+    return impulse, torque
+
+
+@dataclass(frozen=True)
+class ContactReport:
+    """What one collider received from the particles during one substep.
+
+    Attributes
+    ----------
+    name : the collider's name.
+    impulse : (3,) float64, kg m/s (m/s per unit particle mass, see :func:`impulse_and_torque`).
+    torque : (3,) float64 angular impulse about ``center``, kg m^2/s (same convention).
+    center : (3,) float64 point the torque is taken about, m (the collider's origin at the
+        end of the substep).
+    """
+
+    name: str
+    impulse: np.ndarray
+    torque: np.ndarray
+    center: np.ndarray

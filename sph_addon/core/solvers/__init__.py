@@ -1,36 +1,40 @@
-"""Registry of material models.
+"""Registry of material models: the one place a model is added.
 
 ``SOLVERS`` maps a model name (the scene file's ``materials[i].model``) to its
-spec: declared parameters (read without importing numba), presets, and the
-stage class. Adding a model = a new module + one line here + tests; nothing
-else changes (the ``sph`` model after Desbrun-Cani 1996 and the ``elastic``
-model after Becker 2009 plug in here).
+class (a :class:`base.MaterialModel`): declared parameters and presets (read
+without importing numba: model modules import their kernels when built), the
+arrays and cache fields it adds, its time-stepping scheme and its hooks.
+
+The order of this dict is the order of the stages: in every substep the
+models' velocity stages, then their position stages, run in registry order,
+whatever order the scene lists its materials in. Adding a model = a new module
++ one line here + its tests (docs/adding_a_model.md); the ``sph`` model after
+Desbrun-Cani 1996 and the ``elastic`` model after Becker 2009 plug in here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from .base import MaterialModel
+from .viscoelastic_clavet2005 import ViscoelasticModel
 
-from ..params import Parameter
-from . import viscoelastic_clavet2005 as _visco
-from .presets import VISCOELASTIC_PRESETS
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str
-    parameters: tuple[Parameter, ...]
-    model_class: type
-    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
-    description: str = ""
-
-
-SOLVERS: dict[str, ModelSpec] = {
-    _visco.NAME: ModelSpec(_visco.NAME, _visco.PARAMETERS, _visco.ViscoelasticModel, VISCOELASTIC_PRESETS,
-                           "Clavet 2005 prediction-relaxation: liquids, honey, mud, slime, plasticine, jelly"),
+SOLVERS: dict[str, type[MaterialModel]] = {
+    ViscoelasticModel.name: ViscoelasticModel,
 }
 
 
-def preset_names() -> list[str]:
-    return sorted({p for spec in SOLVERS.values() for p in spec.presets})
+def register(model: type[MaterialModel]) -> type[MaterialModel]:
+    """Add ``model`` to the registry (after the built-in ones); usable as a class decorator.
+
+    For plug-ins and tests: a model registered at run time is validated, baked
+    and checkpointed like a built-in one (the Blender UI is generated when the
+    extension registers, so it sees models registered before that).
+    """
+    if not model.name or model.name in SOLVERS:
+        raise ValueError(f"model name {model.name!r} is empty or already registered")
+    SOLVERS[model.name] = model
+    return model
+
+
+def unregister(name: str) -> None:
+    """Remove a model added with :func:`register`."""
+    SOLVERS.pop(name, None)

@@ -21,6 +21,8 @@ import math
 import numpy as np
 
 from ..params import Parameter
+from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
+from .presets import VISCOELASTIC_PRESETS
 
 NAME = "viscoelastic"
 
@@ -91,8 +93,8 @@ def lattice_rest_density(spacing: float, h: float, repulsion_factor: float) -> f
     return rho + repulsion_factor * rho_near * flux_near / flux_far
 
 
-class ViscoelasticModel:
-    """Stage object for every material whose model is ``viscoelastic``.
+class ViscoelasticModel(MaterialModel):
+    """Every material whose model is ``viscoelastic`` (Clavet 2005), on the model contract (base.py).
 
     It contributes viscosity impulses to the velocity stage and springs plus
     double density relaxation to the position stage (Clavet Algorithm 1, lines
@@ -104,54 +106,54 @@ class ViscoelasticModel:
     Spring state lives in the particle arrays ``spring_partner`` (n,S) int64
     (partner ids, -1 free) and ``spring_rest`` (n,S) float64, and ``bonded``
     (n,) uint8 for mould springs, so it is permuted, filtered and checkpointed
-    with everything else.
+    with everything else; they are only added when a material uses springs.
     """
 
     name = NAME
+    label = "Viscoelastic"
+    description = "Clavet 2005 prediction-relaxation: liquids, honey, mud, slime, plasticine, jelly"
+    citation = "Clavet, Beaudoin, Poulin, Particle-based Viscoelastic Fluid Simulation, SCA 2005 (thesis 2005)"
+    parameters = PARAMETERS
+    presets = VISCOELASTIC_PRESETS
+    integrator = "prediction_relaxation"
+    arrays = {
+        "spring_partner": ArraySpec((16,), np.int64, -1, "ids of spring partners, -1 for a free slot"),
+        "spring_rest": ArraySpec((16,), np.float64, 0, "spring rest lengths L, m"),
+        "bonded": ArraySpec((), np.uint8, 0, "1 once a mould material's particle got its springs"),
+    }
 
-    def __init__(self, sim, materials: list[dict], owned: list[bool]):
+    def __init__(self, setup: ModelSetup):
+        from .. import config
         from . import viscoelastic_clavet2005_kernels as kernels
 
+        super().__init__(setup)
         self.k = kernels
-        nm = len(materials)
-        self.stiffness = np.zeros(nm)
-        self.k_near = np.zeros(nm)
-        self.rho0 = np.zeros(nm)
-        self.sigma = np.zeros(nm)
-        self.beta = np.zeros(nm)
-        self.k_spring = np.zeros(nm)
-        self.alpha = np.zeros(nm)
-        self.gamma = np.zeros(nm)
-        self.mode = np.zeros(nm, np.int64)
-        self.stretch = np.zeros(nm, np.uint8)
-        for m, (p, mine) in enumerate(zip(materials, owned)):
-            if not mine:
-                continue
-            self.stiffness[m] = p["stiffness"]
-            self.k_near[m] = p["stiffness"] * p["repulsion_factor"]
-            self.rho0[m] = p["rest_density"] * lattice_rest_density(sim.spacing, sim.h, p["repulsion_factor"])
-            self.sigma[m] = p["viscosity"]
-            self.beta[m] = p["stiff_viscosity"]
-            self.k_spring[m] = p["spring_stiffness"]
-            self.alpha[m] = p["plasticity"]
-            self.gamma[m] = p["yield_ratio"]
-            self.mode[m] = SPRING_MODES[p["springs"]]
-            self.stretch[m] = 1 if p["viscous_stretching"] else 0
+        self.stiffness = self.per_material("stiffness")
+        self.k_near = self.stiffness * self.per_material("repulsion_factor")
+        self.rho0 = np.zeros(setup.n_materials)
+        for m, p in setup.materials.items():
+            self.rho0[m] = p.rest_density * lattice_rest_density(setup.spacing, setup.h, p.repulsion_factor)
+        self.sigma = self.per_material("viscosity")
+        self.beta = self.per_material("stiff_viscosity")
+        self.k_spring = self.per_material("spring_stiffness")
+        self.alpha = self.per_material("plasticity")
+        self.gamma = self.per_material("yield_ratio")
+        self.mode = self.per_material("springs", np.int64, SPRING_MODES.__getitem__)
+        self.stretch = self.per_material("viscous_stretching", np.uint8, int)
+        # Per-material flags for the kernels (they read no constants from this module).
+        self.dynamic = (self.mode == SPRINGS_DYNAMIC).astype(np.uint8)
+        self.mould = (self.mode == SPRINGS_MOULD).astype(np.uint8)
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
-        from .. import config
-
-        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if nm else 0.0
+        k_eff = float(np.max((self.stiffness + self.k_near) / 3.0)) if setup.n_materials else 0.0
         # Longest stable relaxation pass, s (see relaxation_passes); inf without pressure.
-        self.stable_pass_dt = config.RELAXATION_DT_FACTOR * math.sqrt(sim.h / k_eff) if k_eff > 0 else math.inf
+        self.stable_pass_dt = config.RELAXATION_DT_FACTOR * math.sqrt(setup.h / k_eff) if k_eff > 0 else math.inf
         self.passes = 1
-        st = sim.state
-        if self.has_springs:
-            st.add_array("spring_partner", (16,), np.int64, fill=-1)
-            st.add_array("spring_rest", (16,), np.float64)
-            st.add_array("bonded", (), np.uint8)
         self._scratch_n = -1
 
-    def relaxation_passes(self, sim, dt: float) -> int:
+    def active_arrays(self):
+        return self.arrays if self.has_springs else {}
+
+    def relaxation_passes(self, dt: float) -> int:
         """Passes of Algorithm 3 per substep so that each pass is stable.
 
         One pass moves a particle by ~Δt² k Δρ; the sequential relaxation
@@ -167,7 +169,7 @@ class ViscoelasticModel:
         """
         return max(1, math.ceil((dt / self.stable_pass_dt) ** 2 - 1e-9))
 
-    def substep_cost(self, sim, frame_dt: float, substeps: int) -> float:
+    def substep_cost(self, frame_dt: float, substeps: int) -> float:
         """Relative cost of a frame in ``substeps`` substeps, in units of one substep's fixed work.
 
         Passes per substep grow as Δt², so passes per frame fall as 1/S while the
@@ -177,10 +179,10 @@ class ViscoelasticModel:
         """
         from .. import config
 
-        passes = self.relaxation_passes(sim, frame_dt / substeps)
+        passes = self.relaxation_passes(frame_dt / substeps)
         return substeps * (1.0 + config.RELAXATION_PASS_COST * passes)
 
-    def max_dt(self, sim) -> float:
+    def max_dt(self, world: WorldView) -> float:
         """Longest stable substep, s: only springs limit it (relaxation passes adapt, viscosity is capped).
 
         A particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
@@ -201,48 +203,45 @@ class ViscoelasticModel:
             self.rho = np.zeros(n)
             self.rho_near = np.zeros(n)
 
-    def velocity_stage(self, sim, dt: float) -> None:
+    def velocity_stage(self, ctx: StepContext) -> None:
         """Viscosity impulses (Algorithm 4) on the velocities, before prediction."""
-        st = sim.state
-        self._scratch(st.n)
+        self._scratch(ctx.n)
         if np.any(self.sigma > 0) or np.any(self.beta > 0):
-            self.k.viscosity_impulses(st.x, st.v, sim.nbr, sim.count, st.material, self.sigma, self.beta,
-                                      self.stretch, sim.h, dt, sim.ns.bucket_start, sim.ns.colour)
+            self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.sigma, self.beta,
+                                      self.stretch, ctx.h, ctx.dt, ctx.bucket_start, ctx.colour, ctx.n_colours)
 
-    def position_stage(self, sim, dt: float) -> None:
+    def position_stage(self, ctx: StepContext) -> None:
         """Springs (add, plasticity, displacements: Algorithm 5, eq. 5.2), then Algorithm 3."""
-        st = sim.state
-        self._scratch(st.n)
+        self._scratch(ctx.n)
         if self.has_springs:
-            self._springs(sim, dt)
-        passes = self.relaxation_passes(sim, dt)
+            self._springs(ctx)
+        passes = self.relaxation_passes(ctx.dt)
         self.passes = passes
         for _ in range(passes):
-            self.k.double_density_relaxation(st.x, sim.nbr, sim.count, st.material, self.stiffness, self.k_near,
-                                             self.rho0, sim.h, dt / math.sqrt(passes), sim.ns.bucket_start,
-                                             sim.ns.colour, self.rho, self.rho_near)
+            self.k.double_density_relaxation(ctx.x, ctx.nbr, ctx.count, ctx.material, self.stiffness, self.k_near,
+                                             self.rho0, ctx.h, ctx.dt / math.sqrt(passes), ctx.bucket_start,
+                                             ctx.colour, ctx.n_colours, self.rho, self.rho_near)
 
-    def _springs(self, sim, dt: float) -> None:
-        st = sim.state
-        a = st.arrays
+    def _springs(self, ctx: StepContext) -> None:
+        a = ctx.arrays
+        n = ctx.n
         while True:
-            used = np.zeros(st.n, np.int64)
-            self.k.add_springs(st.x, st.ids, st.material, a["source"], a["bonded"], sim.nbr, sim.count,
-                               self.mode, sim.h, a["spring_partner"], a["spring_rest"], used)
-            need = int(used.max()) if st.n else 0
+            used = np.zeros(n, np.int64)
+            self.k.add_springs(ctx.x, ctx.ids, ctx.material, a["source"], a["bonded"], ctx.nbr, ctx.count,
+                               self.dynamic, self.mould, ctx.h, a["spring_partner"], a["spring_rest"], used)
+            need = int(used.max()) if n else 0
             width = a["spring_partner"].shape[1]
             if need <= width:
                 break
-            st.resize_trailing("spring_partner", int(need * 1.25) + 1)
-            st.resize_trailing("spring_rest", int(need * 1.25) + 1)
-        mould = self.mode[st.material] == SPRINGS_MOULD
-        a["bonded"][mould] = 1
-        self.k.springs_plasticity_and_displacements(st.x, st.material, sim.index_of_id(), a["spring_partner"],
+            ctx.resize("spring_partner", int(need * 1.25) + 1)
+            ctx.resize("spring_rest", int(need * 1.25) + 1)
+        a["bonded"][self.mould[ctx.material] == 1] = 1
+        self.k.springs_plasticity_and_displacements(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"],
                                                     a["spring_rest"], self.k_spring, self.alpha, self.gamma,
-                                                    sim.h, dt, self.d3)
+                                                    ctx.h, ctx.dt, self.d3)
 
-    def spring_count(self, state) -> int:
+    def frame_stats(self, world: WorldView) -> dict[str, int | float]:
         """Number of springs (each stored in both endpoints' rows)."""
         if not self.has_springs:
-            return 0
-        return int(np.count_nonzero(state.arrays["spring_partner"] >= 0)) // 2
+            return {"springs": 0}
+        return {"springs": int(np.count_nonzero(world.arrays["spring_partner"] >= 0)) // 2}

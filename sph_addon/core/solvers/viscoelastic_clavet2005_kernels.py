@@ -22,6 +22,14 @@ Conventions and deviations, each for a stated reason:
 * **Springs** are stored per particle, in both endpoints' rows, keyed by the
   partner's stable id, and updated in Jacobi form (each row from the same
   positions); both copies evolve from identical inputs and stay equal.
+* **Coincident particles** (r = 0) are left out of every pair term: their
+  direction r̂_ij is undefined (the thesis counts them in ρ with q = 0).
+* **Kernel forms written out.** The pair weights (1-q)² and (1-q)³ are the
+  ``clavet_density``/``clavet_near`` entries of ``core.kernels`` without their
+  normalisation; they are written out here rather than called from there
+  because numba's disk cache of these kernels is invalidated only by edits to
+  this file, never to a module they call (tests/core/test_naive_reference.py
+  pins this arithmetic to the slow references).
 * **Materials.** Springs only join particles of the same material. Pair terms
   between materials use the acting particle's pressure (eq. 4.2 with its own k,
   ρ0) and the mean of the two viscosities.
@@ -35,12 +43,10 @@ import numpy as np
 from numba import njit, prange
 
 from .. import config
-from ..neighbors import N_COLOURS
-from .viscoelastic_clavet2005 import SPRINGS_DYNAMIC, SPRINGS_MOULD, SPRINGS_NONE
 
 
 @njit(**config.NJIT_PARALLEL)
-def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour):
+def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour, n_colours):
     """Viscosity impulses, Clavet Algorithm 4, applied pair after pair (Gauss-Seidel).
 
     Each pair is visited once, from its lower-index particle; the impulse
@@ -60,11 +66,12 @@ def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucke
     mat : (n,) uint8; sigma (1/s), beta (1/m) : per-material arrays (a pair uses their means).
     stretch : per-material uint8, 1 to damp separating pairs as well.
     h : interaction radius, m; dt : step, s.
-    bucket_start, colour : from ``NeighborSearch.sort`` (race-free colouring, see neighbors.py).
+    bucket_start, colour, n_colours : from ``NeighborSearch.sort`` (race-free colouring, see neighbors.py);
+    passed in, not read from that module, so this disk-cached kernel never holds a stale constant.
     """
     inv_h = 1.0 / h
     nb = bucket_start.shape[0] - 1
-    for c in range(N_COLOURS):
+    for c in range(n_colours):
         for b in prange(nb):
             for i in range(bucket_start[b], bucket_start[b + 1]):
                 if colour[i] != c:
@@ -102,7 +109,8 @@ def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucke
 
 
 @njit(**config.NJIT_PARALLEL)
-def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour, rho, rho_near):
+def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour, n_colours, rho,
+                              rho_near):
     """Double density relaxation, Clavet Algorithm 3 (eqs. 4.1-4.6), particle after particle.
 
     For each particle i: density and near-density from the current positions
@@ -121,14 +129,14 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
     nbr, count : neighbour rows.
     mat : (n,) uint8; k (m/s^2), k_near (m/s^2), rho0 (lattice units) : per-material arrays.
     h : interaction radius, m; dt : step, s.
-    bucket_start, colour : from ``NeighborSearch.sort``.
+    bucket_start, colour, n_colours : from ``NeighborSearch.sort``.
     rho, rho_near : (n,) float64 out: each particle's densities when it was relaxed.
     """
     inv_h = 1.0 / h
     dt2 = dt * dt
     nb = bucket_start.shape[0] - 1
     width = nbr.shape[1]
-    for c in range(N_COLOURS):
+    for c in range(n_colours):
         for b in prange(nb):
             if bucket_start[b] == bucket_start[b + 1]:
                 continue
@@ -193,7 +201,7 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
 
 
 @njit(**config.NJIT_PARALLEL)
-def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest, used_out):
+def add_springs(x, ids, mat, source, bonded, nbr, count, dynamic, mould, h, partner, rest, used_out):
     """Create springs (SCA 2005 Algorithm 5 preamble; thesis fig. 5.3 for moulds).
 
     Dynamic materials: every same-material neighbour pair with q < 1 and no spring
@@ -204,7 +212,8 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest,
     Parameters
     ----------
     x : (n,3) positions, m. ids : (n,) int64 stable ids. mat : (n,) uint8.
-    source : (n,) int16. bonded : (n,) uint8. mode : per-material spring mode.
+    source : (n,) int16. bonded : (n,) uint8.
+    dynamic, mould : per-material uint8 flags of the spring mode (neither: no springs).
     partner : (n,S) int64, mutated: partner ids, -1 for a free slot.
     rest : (n,S) float64, mutated: rest lengths L, m.
 
@@ -217,19 +226,20 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest,
     inv_h = 1.0 / h
     for i in prange(n):
         mi = mat[i]
-        m = mode[mi]
+        is_dynamic = dynamic[mi] != 0
+        is_mould = mould[mi] != 0
         used = 0
         for s in range(width):
             if partner[i, s] >= 0:
                 used += 1
-        if m == SPRINGS_NONE or (m == SPRINGS_MOULD and bonded[i] != 0):
+        if not (is_dynamic or is_mould) or (is_mould and bonded[i] != 0):
             used_out[i] = used
             continue
         for kk in range(count[i]):
             j = nbr[i, kk]
             if mat[j] != mi:
                 continue
-            if m == SPRINGS_MOULD and (bonded[j] != 0 or source[j] != source[i]):
+            if is_mould and (bonded[j] != 0 or source[j] != source[i]):
                 continue
             ex = x[j, 0] - x[i, 0]
             ey = x[j, 1] - x[i, 1]
@@ -252,7 +262,7 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, mode, h, partner, rest,
             used += 1
             if free >= 0:
                 partner[i, free] = pid
-                rest[i, free] = h if m == SPRINGS_DYNAMIC else r
+                rest[i, free] = h if is_dynamic else r
         used_out[i] = used
 
 

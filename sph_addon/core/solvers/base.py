@@ -1,0 +1,260 @@
+"""The material-model contract: what a model declares and the hooks the step calls.
+
+After SPlisHSPlasH's ``NonPressureForceBase`` lifecycle (STYLE.md): a model is
+one class, registered in one place (``solvers/__init__.py``), that
+
+* **declares** its parameters (``parameters``: name, SI unit, range, default,
+  description; the scene validator, ``docs/scene_format.md`` and the Blender UI
+  are generated from them, and a frozen dataclass ``Params`` is generated for
+  the values), its presets, its per-particle arrays with fill values (permuted,
+  filtered and checkpointed with the world), the extra per-particle fields it
+  writes to the cache, and the time-stepping scheme that advances its
+  particles (``integrator``, a key of ``integrators.INTEGRATORS``);
+* **implements** hooks, each with an explicit default here (no ``hasattr``):
+  particles emitted, the velocity stage (forces and impulses), the position
+  stage (constraints on predicted positions), accelerations for force-based
+  schemes, the largest stable step, the cost of a substep count, frame
+  statistics, and save/load of any state that is not a per-particle array.
+
+A model never sees the simulation object. It is built once per bake from a
+:class:`ModelSetup` (the particle spacing, the support radius and the typed
+parameters of the materials it owns, from which it packs the per-material
+constant arrays its kernels take) and receives a :class:`WorldView` (frame
+hooks) or a :class:`StepContext` (stage hooks): positions, velocities, the
+per-particle arrays, the neighbour rows, the id map and the step.
+
+Every model acts on every particle of the world: pair terms reach neighbours
+of other materials (and other models), which is how liquid, goo and solids
+interact. A model's constant arrays are indexed by material id and hold zeros
+for materials it does not own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..params import Parameter, make_params_class
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A per-particle array a model adds to the world.
+
+    Attributes
+    ----------
+    trailing : shape after the particle axis, () for one value per particle.
+    dtype : numpy dtype.
+    fill : value of new particles and of new columns when the array is widened.
+    description : what it holds, with units.
+    """
+
+    trailing: tuple[int, ...]
+    dtype: Any
+    fill: float | int = 0
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class CacheField:
+    """An extra per-particle property a model writes to the cache's particle PLY frames.
+
+    Attributes
+    ----------
+    name : PLY property name (snake_case, not one of x y z vx vy vz id material).
+    array : name of the per-particle array it is read from.
+    component : column of a (n, k) array, or None for a one-value-per-particle array.
+    dtype : PLY storage type as a numpy type string ("<f4", "<u4", "u1", ...).
+    description : what it holds, with units (for docs and Blender users).
+    """
+
+    name: str
+    array: str
+    component: int | None = None
+    dtype: str = "<f4"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ModelSetup:
+    """What a model is built from, once per bake.
+
+    Attributes
+    ----------
+    spacing : particle spacing, m. h : support (interaction) radius, m.
+    n_materials : number of materials in the scene (length of per-material arrays).
+    materials : material id -> typed parameters (the model's ``Params``) of the materials it owns.
+    """
+
+    spacing: float
+    h: float
+    n_materials: int
+    materials: Mapping[int, Any]
+
+
+@dataclass
+class WorldView:
+    """The particle world as frame-level hooks see it (no neighbour rows).
+
+    ``x``, ``v`` (n,3) float64 m, m/s; ``material`` (n,) uint8; ``ids`` (n,) int64;
+    ``arrays``: every per-particle array by name (the model's own included);
+    ``h``, ``spacing`` m; ``time`` s.
+    """
+
+    arrays: dict[str, np.ndarray]
+    h: float
+    spacing: float
+    time: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.arrays["id"])
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.arrays["x"]
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.arrays["v"]
+
+    @property
+    def material(self) -> np.ndarray:
+        return self.arrays["material"]
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.arrays["id"]
+
+
+@dataclass
+class StepContext(WorldView):
+    """What a stage hook sees during one substep.
+
+    Attributes (besides :class:`WorldView`'s)
+    ----------
+    dt : the substep, s.
+    nbr, count : neighbour rows (n,K) int32 and their lengths (n,), found on the
+        positions predicted at the start of the substep (see simulation.py).
+    bucket_start, colour, n_colours : the supercell ordering of the neighbour search,
+        for race-free Gauss-Seidel sweeps (neighbors.py).
+    next_id : one past the largest id ever given (size of the id map).
+    resize : ``resize(name, width)`` widens a (n, w) per-particle array, new columns
+        at its declared fill (the model then reads it again from ``arrays``).
+    """
+
+    dt: float = 0.0
+    nbr: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.int32))
+    count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    bucket_start: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    colour: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    n_colours: int = 1
+    next_id: int = 0
+    resize: Any = None
+    _index_of_id: np.ndarray | None = field(default=None, repr=False)
+
+    def index_of_id(self) -> np.ndarray:
+        """(next_id,) int64 map from stable id to current index, -1 for removed particles."""
+        if self._index_of_id is None:
+            idx = np.full(self.next_id, -1, np.int64)
+            idx[self.ids] = np.arange(self.n)
+            self._index_of_id = idx
+        return self._index_of_id
+
+
+class MaterialModel:
+    """Base class of every material model; subclasses set the declarations and override hooks.
+
+    Class attributes (declarations)
+    -------------------------------
+    name : registry key, the scene file's ``materials[i].model``.
+    label, description : for the UI and the docs.
+    citation : the paper the model implements (module docstrings cite equations).
+    parameters : the declared parameters; ``Params`` (a frozen dataclass) is generated from them.
+    presets : preset name -> overrides of the defaults, scoped to this model.
+    arrays : per-particle arrays the model may add (see :meth:`active_arrays`).
+    cache_fields : extra properties written to the particle frames.
+    integrator : key of ``integrators.INTEGRATORS`` that advances this model's particles.
+    """
+
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    citation: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Parameter, ...]] = ()
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    arrays: ClassVar[Mapping[str, ArraySpec]] = {}
+    cache_fields: ClassVar[tuple[CacheField, ...]] = ()
+    integrator: ClassVar[str] = "prediction_relaxation"
+    Params: ClassVar[type]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        camel = "".join(part.title() for part in (cls.name or cls.__name__).split("_"))
+        cls.Params = make_params_class(f"{camel}Params", cls.parameters,
+                                       f"Parameters of the {cls.name!r} material model.")
+        names = {p.name for p in cls.parameters}
+        for preset, values in cls.presets.items():
+            unknown = set(values) - names
+            if unknown:
+                raise TypeError(f"{cls.__name__}: preset {preset!r} sets undeclared {sorted(unknown)}")
+
+    def __init__(self, setup: ModelSetup):
+        self.setup = setup
+
+    # -- declarations that may depend on the materials ---------------------------------------
+    def active_arrays(self) -> Mapping[str, ArraySpec]:
+        """The arrays this bake needs (default: all declared); a model may skip unused ones."""
+        return self.arrays
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def on_emitted(self, world: WorldView, new: slice) -> None:
+        """Particles ``new`` were just added (volume fill or inflow); their arrays hold the fill values."""
+
+    def velocity_stage(self, ctx: StepContext) -> None:
+        """Forces and impulses on the velocities, before positions are predicted (prediction-relaxation)."""
+
+    def position_stage(self, ctx: StepContext) -> None:
+        """Constraints on the predicted positions (prediction-relaxation), before collisions."""
+
+    def accelerations(self, ctx: StepContext, idx: np.ndarray, out: np.ndarray) -> None:
+        """Add the accelerations (m/s², gravity excluded) of particles ``idx`` into ``out`` (len(idx), 3).
+
+        Called by force-based schemes (leapfrog) at each particle's own step; the
+        positions in ``ctx`` are the current ones.
+        """
+
+    def max_dt(self, world: WorldView) -> float:
+        """Largest stable substep of this model, s (inf: no limit)."""
+        return math.inf
+
+    def particle_dt(self, world: WorldView, idx: np.ndarray) -> np.ndarray:
+        """Largest stable step of each particle ``idx``, s (individual time steps; default: ``max_dt``)."""
+        return np.full(len(idx), self.max_dt(world))
+
+    def substep_cost(self, frame_dt: float, substeps: int) -> float:
+        """Relative cost of a frame in ``substeps`` substeps (units of one substep's fixed work)."""
+        return float(substeps)
+
+    def frame_stats(self, world: WorldView) -> dict[str, int | float]:
+        """Numbers for the manifest's per-frame statistics (JSON-safe)."""
+        return {}
+
+    def state_dict(self) -> dict:
+        """State that is not a per-particle array, JSON-safe, for checkpoints."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what :meth:`state_dict` returned."""
+
+    # -- helpers for subclasses ---------------------------------------------------------------
+    def per_material(self, attr: str, dtype=np.float64, convert=float) -> np.ndarray:
+        """(n_materials,) array of parameter ``attr`` of the owned materials, zero elsewhere."""
+        out = np.zeros(self.setup.n_materials, dtype)
+        for m, p in self.setup.materials.items():
+            out[m] = convert(getattr(p, attr))
+        return out
