@@ -153,7 +153,8 @@ class Simulation:
         new = slice(first, self.state.n)
         world = self._world()
         for model in self.models:
-            model.on_emitted(world, new)
+            if material in model.setup.materials:
+                model.on_emitted(world, new)
 
     @property
     def _memory_budget(self) -> int:

@@ -213,7 +213,11 @@ class MaterialModel:
 
     # -- hooks ------------------------------------------------------------------------------------
     def on_emitted(self, world: WorldView, new: slice) -> None:
-        """Particles ``new`` were just added (volume fill or inflow); their arrays hold the fill values."""
+        """Particles ``new`` of one of this model's materials were just added (volume fill or inflow).
+
+        Their arrays hold the declared fill values; this is where a model records
+        what it needs from the moment of emission (a rest shape, an anchor).
+        """
 
     def velocity_stage(self, ctx: StepContext) -> None:
         """Forces and impulses on the velocities, before positions are predicted (prediction-relaxation)."""
