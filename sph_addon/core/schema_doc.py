@@ -53,16 +53,20 @@ def scene_format_markdown() -> str:
         "is the `material` value stored per particle in the cache.",
         "",
     ]
-    for name, spec in SOLVERS.items():
-        out += [f"### model `{name}`", "", spec.description, "", *_table(spec.parameters), "",
-                "Presets: " + ", ".join(f"`{p}`" for p in sorted(spec.presets)), ""]
+    for name, model in SOLVERS.items():
+        out += [f"### model `{name}`", "", f"{model.description}. Source: {model.citation}. Advanced by the "
+                f"`{model.integrator}` scheme (`sph_addon/core/integrators.py`).", "", *_table(model.parameters), "",
+                "Presets: " + ", ".join(f"`{p}`" for p in sorted(model.presets)), ""]
+        if model.cache_fields:
+            out += ["Extra per-particle fields in the particle frames: " + "; ".join(
+                f"`{f.name}` ({f.dtype}): {f.description}" for f in model.cache_fields) + ".", ""]
     out += ["## `sources` (list, at least one)", "", "Each item has a `type`:", ""]
     for kind, params in SOURCES.items():
         out += [f"### `{kind}`", "", *_table(params), ""]
     out += ["## `colliders` (list)", "", "Each item has a `type`, the common fields below, its own fields, and",
             "optionally `keyframes`: a list of `{frame, position, rotation}` (increasing frames), interpolated",
-            "linearly per substep; the collider's velocity at the contact point enters the friction (Clavet",
-            "eq. 6.3).", "", "### common fields", "", *_table(COMMON_PARAMETERS), ""]
+            "per substep (positions linearly, rotations as rotations along the shortest arc); the collider's",
+            "velocity at the contact point enters the friction (Clavet eq. 6.3).", "", "### common fields", "", *_table(COMMON_PARAMETERS), ""]
     for kind, ct in COLLIDERS.items():
         out += [f"### `{kind}`", "", ct.description, ""]
         if ct.parameters:

@@ -106,7 +106,7 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
-        self.contacts: dict[str, ContactReport] = {}
+        self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
@@ -177,7 +177,7 @@ class Simulation:
 
     def _reset_contacts(self) -> None:
         zero = np.zeros(3)
-        self.contacts = {c.name: ContactReport(c.name, zero, zero, zero) for c in self.colliders}
+        self.contacts = [ContactReport(c.name, zero, zero, zero) for c in self.colliders]
 
     def _timed_build(self, build, *args) -> Shape:
         """Call a shape builder, adding its wall time to the frame's ``sdf_build_s``."""
@@ -256,7 +256,8 @@ class Simulation:
         """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].
 
         What each collider received is added to :attr:`contacts` (impulse and torque
-        about its origin, summed over the frame), the input of a rigid body.
+        about its origin, summed over the frame, per unit particle mass until particles
+        carry a mass), the input of a rigid body (Clavet Algorithm 7, stage 1).
         """
         if not self.colliders:
             return
@@ -269,14 +270,16 @@ class Simulation:
         if self._dv.shape != x.shape:
             self._dv = np.zeros(x.shape)
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
-        for c in self.colliders:
+        for k, c in enumerate(self.colliders):
             r0, t0 = c.transform(f0)
             r1, t1 = c.transform(f1)
             collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             impulse, torque = impulse_and_torque(x, self._dv, t1)
-            report = self.contacts[c.name]
-            self.contacts[c.name] = ContactReport(c.name, report.impulse + impulse, report.torque + torque, t1)
+            prev = self.contacts[k]
+            # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
+            self.contacts[k] = ContactReport(c.name, prev.impulse + impulse,
+                                             prev.torque + np.cross(prev.center - t1, prev.impulse) + torque, t1)
         if idx is not None:
             st.x[idx] = x
 

@@ -166,3 +166,23 @@ def test_inflow_emits_at_the_requested_rate_and_domain_removes():
     expected = rate * (15 - 1) / 30 / 0.02**3
     assert abs(emitted - expected) / expected < 0.1, (emitted, expected)
     assert sum(sim.state.removed.values()) > 0, "falling water must leave the domain through its floor"
+
+
+def test_tank_floor_carries_the_weight_of_a_resting_pool():
+    """Newton's third law through the contact reports (Clavet Algorithm 7, stage 1): once a pool
+    has settled, the impulse the tank receives per frame is the pool's weight times the frame time
+    (per unit particle mass: N g / fps, downward), and its horizontal parts cancel. 10 %: the pool
+    still sloshes slightly after 1 s."""
+    sim = _sim(frame_end=60, sources=[{"type": "box", "material": "water", "min": [0, 0, 0],
+                                       "max": [0.4, 0.4, 0.2]}])
+    for _ in range(30):
+        sim.advance_frame()
+    impulses = []
+    for _ in range(10):
+        sim.advance_frame()
+        (tank,) = sim.contacts
+        impulses.append(tank.impulse)
+    mean = np.mean(impulses, axis=0)
+    weight = sim.state.n * 9.81 / 30.0
+    assert mean[2] == pytest.approx(-weight, rel=0.1)
+    assert np.abs(mean[:2]).max() < 0.05 * weight

@@ -1,0 +1,55 @@
+"""docs/adding_a_model.md stays true: its paths exist and every registered model follows its checklist."""
+
+import ast
+import re
+
+from conftest import REPO
+
+from sph_addon.core.integrators import INTEGRATORS
+from sph_addon.core.kernels import KERNELS
+from sph_addon.core.schema_doc import scene_format_markdown
+from sph_addon.core.solvers import SOLVERS
+from sph_addon.core.solvers.base import MaterialModel
+
+DOC = REPO / "docs" / "adding_a_model.md"
+
+
+def test_every_path_the_checklist_names_exists():
+    text = DOC.read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:sph_addon|tests|docs|scripts)/[^`<>*\s]+)`", text))
+    assert len(paths) > 8, "the checklist must point at real files"
+    missing = sorted(p for p in paths if not (REPO / p).exists())
+    assert not missing, missing
+    for scheme in INTEGRATORS:
+        assert f"`{scheme}`" in text, f"the checklist does not mention the {scheme!r} scheme"
+
+
+def test_the_registry_line_in_the_checklist_is_the_code_s():
+    code = (REPO / "sph_addon/core/solvers/__init__.py").read_text(encoding="utf-8")
+    assert "ViscoelasticModel.name: ViscoelasticModel," in code
+    assert "ViscoelasticModel.name: ViscoelasticModel," in DOC.read_text(encoding="utf-8")
+
+
+def test_every_registered_model_follows_the_checklist():
+    doc = (REPO / "docs" / "scene_format.md").read_text(encoding="utf-8")
+    for name, model in SOLVERS.items():
+        assert issubclass(model, MaterialModel) and model.name == name
+        module = REPO / (model.__module__.replace(".", "/") + ".py")
+        assert re.fullmatch(r"[a-z_]+_[a-z]+\d{4}\.py", module.name), module.name
+        docstring = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8")))
+        assert docstring and re.search(r"\d{4}", docstring.splitlines()[0]), "module docstring cites the paper"
+        assert model.citation and model.description and model.presets, name
+        assert model.integrator in INTEGRATORS, name
+        assert list((REPO / "tests" / "core").glob(f"test_{name}*.py")), f"no tests/core/test_{name}*.py"
+        assert f"### model `{name}`" in doc
+        for p in model.parameters:
+            assert p.description, f"{name}.{p.name} has no description"
+
+
+def test_scene_format_doc_is_regenerated():
+    text = (REPO / "docs" / "scene_format.md").read_text(encoding="utf-8")
+    assert text == scene_format_markdown(), "run: python -m sph_addon schema --out docs/scene_format.md"
+
+
+def test_kernel_registry_entries_cite_a_source():
+    assert {"clavet_density", "clavet_near", "cubic_spline", "poly6", "spiky", "desbrun_anticluster"} <= set(KERNELS)
