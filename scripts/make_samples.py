@@ -81,9 +81,16 @@ def domain(bpy, name, lo, hi, spacing, frame_end, cache, liquid=None, **settings
     return ob
 
 
+def material_preset(ob, preset, model="viscoelastic"):
+    """Choose ``model`` and its ``preset`` (each model has its own settings group and presets)."""
+    m = ob.sph.material
+    m.model = model
+    getattr(m, model).preset = preset
+
+
 def fluid(bpy, ob, preset, velocity=(0.0, 0.0, 0.0)):
     ob.sph.role = 'FLUID'
-    ob.sph.material.preset = preset
+    material_preset(ob, preset)
     ob.sph.material.initial_velocity = velocity
     ob.display_type = 'WIRE'
     ob.hide_render = True
@@ -146,7 +153,7 @@ def honey_stool(bpy):
     spout = bpy.context.object
     spout.name = "Honey Spout"
     spout.sph.role = 'INFLOW'
-    spout.sph.material.preset = "honey"
+    material_preset(spout, "honey")
     spout.sph.inflow.speed = 1.0
     spout.sph.inflow.radius = 0.03
     spout.sph.inflow.frame_end = 60

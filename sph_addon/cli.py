@@ -10,23 +10,23 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import signal
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
-from .core.errors import InputError, SimulationError
+from .core.durations import eta_seconds, format_duration
+from .core.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, InputError, SimulationError, exit_status
 
-EXIT_OK, EXIT_INPUT, EXIT_SIMULATION, EXIT_INTERRUPTED = 0, 2, 3, 130
 
+def _say(text: str, error: bool = False) -> None:
+    """One line of the command's result for the user: stdout, or stderr for errors and warnings.
 
-def _fmt_time(s: float) -> str:
-    if not math.isfinite(s):
-        return "--:--"
-    s = int(round(s))
-    return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+    The only place the command line writes text besides its progress lines; the library
+    below logs instead.
+    """
+    (sys.stderr if error else sys.stdout).write(text + "\n")
 
 
 class _ProgressPrinter:
@@ -42,12 +42,12 @@ class _ProgressPrinter:
             fill = int(width * p.fraction)
             self.stream.write(f"\rframe {p.frame}/{p.frame_end} [{'#' * fill}{'.' * (width - fill)}] "
                               f"{p.particles:,} particles, {p.substeps} substeps, {p.frame_seconds:.2f} s/frame, "
-                              f"ETA {_fmt_time(p.eta_seconds)}   ")
+                              f"ETA {format_duration(p.eta_seconds)}   ")
             if p.frame == p.frame_end:
                 self.stream.write("\n")
         else:
             self.stream.write(f"frame {p.frame}/{p.frame_end}: {p.particles} particles, {p.substeps} substeps, "
-                              f"{p.frame_seconds:.2f} s, ETA {_fmt_time(p.eta_seconds)}\n")
+                              f"{p.frame_seconds:.2f} s, ETA {format_duration(p.eta_seconds)}\n")
         self.stream.flush()
 
 
@@ -57,11 +57,10 @@ class _MeshProgress:
         self.t0 = time.perf_counter()
 
     def __call__(self, done: int, total: int, frame: int) -> None:
-        elapsed = time.perf_counter() - self.t0
-        eta = elapsed / done * (total - done) if done else float("nan")
+        eta = eta_seconds(time.perf_counter() - self.t0, done, total - done)
         end = "\n" if not self.stream.isatty() or done == total else ""
         lead = "\r" if self.stream.isatty() else ""
-        self.stream.write(f"{lead}meshed frame {frame} ({done}/{total}), ETA {_fmt_time(eta)}   {end}")
+        self.stream.write(f"{lead}meshed frame {frame} ({done}/{total}), ETA {format_duration(eta)}   {end}")
         self.stream.flush()
 
 
@@ -69,7 +68,7 @@ def _cmd_validate(args) -> int:
     from .core.scene import load_scene
 
     scene = load_scene(args.scene)
-    print(f"{args.scene}: valid; about {scene.estimate_particles():,} particles, "
+    _say(f"{args.scene}: valid; about {scene.estimate_particles():,} particles, "
           f"frames {scene.frame_start}-{scene.frame_end} at {scene.fps:g} fps, "
           f"estimated memory {scene.estimate_bytes() / 2**20:,.0f} MiB")
     return EXIT_OK
@@ -97,10 +96,10 @@ def _cmd_bake(args) -> int:
     finally:
         signal.signal(signal.SIGTERM, old)
     if not manifest.get("complete"):
-        print(f"interrupted at frame {manifest['frames_done'][-1]}; continue with --resume", file=sys.stderr)
+        _say(f"interrupted at frame {manifest['frames_done'][-1]}; continue with --resume", error=True)
         return EXIT_INTERRUPTED
     last = manifest["stats"][str(manifest["frame_end"])]
-    print(f"baked {len(manifest['frames_done'])} frames into {args.out} in {time.perf_counter() - t0:.1f} s; "
+    _say(f"baked {len(manifest['frames_done'])} frames into {args.out} in {time.perf_counter() - t0:.1f} s; "
           f"{last['particles']:,} particles at the last frame")
     return EXIT_OK
 
@@ -115,8 +114,8 @@ def _cmd_mesh(args) -> int:
                         jobs=args.jobs, force=args.force, progress=progress)
     failed = report.get("failed") or {}
     for frame, why in sorted(failed.items()):
-        print(f"frame {frame}: {why}", file=sys.stderr)
-    print(f"meshed {len(report.get('meshed', []))} frames, skipped {len(report.get('skipped', []))}, "
+        _say(f"frame {frame}: {why}", error=True)
+    _say(f"meshed {len(report.get('meshed', []))} frames, skipped {len(report.get('skipped', []))}, "
           f"failed {len(failed)}")
     return EXIT_INPUT if failed else EXIT_OK
 
@@ -127,18 +126,18 @@ def _cmd_info(args) -> int:
     cache = CacheDir(args.dir)
     m = cache.read_manifest()
     if args.json:
-        print(json.dumps(m, indent=2))
+        _say(json.dumps(m, indent=2))
         return EXIT_OK
     done = m["frames_done"]
-    print(f"{args.dir}: scene {m['scene']!r}, engine {m['engine_version']}, frames {m['frame_start']}-"
+    _say(f"{args.dir}: scene {m['scene']!r}, engine {m['engine_version']}, frames {m['frame_start']}-"
           f"{m['frame_end']}, {len(done)} done{' (complete)' if m.get('complete') else ''}, "
           f"checkpoint at {m.get('checkpoint')}, removed {m.get('removed') or 0}")
-    print("frame  particles  substeps  max_speed  bounds_min                bounds_max")
+    _say("frame  particles  substeps  max_speed  bounds_min                bounds_max")
     for f in done:
         s = m["stats"][str(f)]
         lo = " ".join(f"{v:7.3f}" for v in s["bounds_min"])
         hi = " ".join(f"{v:7.3f}" for v in s["bounds_max"])
-        print(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}")
+        _say(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}")
     return EXIT_OK
 
 
@@ -149,7 +148,7 @@ def _cmd_preview(args) -> int:
     frames = parse_frames(args.frames)
     out = render_frames(args.dir, None if frames is None else list(range(frames[0], frames[1] + 1, args.every)),
                         out=args.out, view=args.view)
-    print(f"wrote {out}")
+    _say(f"wrote {out}")
     return EXIT_OK
 
 
@@ -209,14 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         return args.func(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except SimulationError as exc:
-        print(f"simulation failed at {exc}", file=sys.stderr)
-        return EXIT_SIMULATION
+    except (InputError, SimulationError) as exc:
+        code, line = exit_status(exc)
+        _say(line, error=True)
+        return code
     except KeyboardInterrupt:
-        print("interrupted; the cache is consistent, continue with --resume", file=sys.stderr)
+        _say("interrupted; the cache is consistent, continue with --resume", error=True)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and cut short: not an error of ours. Point stdout at devnull so

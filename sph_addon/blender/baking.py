@@ -12,6 +12,7 @@ objects at the new files.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import bpy
 
 from ..core import bake as core_bake
 from ..core.cache import CacheDir
+from ..core.durations import eta_seconds, format_duration
 from ..core.errors import InputError
 from ..core.params import resolve
 from ..core.surface.settings import SURFACE_PARAMETERS, settings_from_values
@@ -44,19 +46,11 @@ class Status:
     def fraction(self) -> float:
         return self.done / self.total if self.total else 0.0
 
-    @property
-    def eta_s(self) -> float:
-        return self.elapsed_s / self.done * (self.total - self.done) if self.done else float("nan")
-
     def text(self) -> str:
-        eta = f", ETA {_fmt_time(self.eta_s)}" if self.done and self.done < self.total else ""
+        left = self.total - self.done
+        eta = f", ETA {format_duration(eta_seconds(self.elapsed_s, self.done, left))}" if self.done and left > 0 else ""
         parts = f", {self.particles:,} particles" if self.particles else ""
         return f"{self.kind.title()} frame {self.frame} ({self.done}/{self.total}){parts}{eta}"
-
-
-def _fmt_time(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 @dataclass
@@ -81,34 +75,34 @@ def _frames(domain, start: int, end: int) -> tuple[int, int]:
     return (start or d.frame_start, end or d.frame_end)
 
 
-def has_bake(root: Path) -> bool:
-    return CacheDir(root).exists() or any(root.glob("particles/particles_*.ply"))
-
-
 def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume: bool = False,
                  replace: bool = False) -> Task:
-    """Export the scene and check it can be baked; raise ExportError/InputError naming what is wrong."""
+    """Export the scene and check it can be baked; raise ExportError/InputError naming what is wrong.
+
+    The scene is validated once, by the export; the core's checks of the cache reuse that
+    validated scene, and the task's ``run`` bakes it without checking again.
+    """
     root = export.cache_dir(domain)
-    if not resume and not replace and has_bake(root):
+    # Asked before exporting, so that a refused bake writes nothing, in the artist's words.
+    if not resume and not replace and CacheDir(root).has_bake():
         raise export.ExportError(f"{domain.name}: Cache Directory",
                                  f"{root} already holds a bake; Resume it, Free it, or bake with replace")
     exported = export.export(scene, domain, _frames(domain, frame_start, frame_end))
     try:
-        core_bake.prepare(exported.scene_path, root, None, resume=resume, force=replace)
+        prepared = core_bake.prepare(exported.scene, root, resume=resume, force=replace)
     except InputError as exc:
         raise export.explain(exc, exported.origins, root, domain.name) from None
     runtime.prepare_numba()
-    scene_path = exported.scene_path
 
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
         def progress(p: core_bake.Progress) -> None:
             report(Status("bake", p.frame, p.frame - p.frame_start, p.frame_end - p.frame_start, p.particles,
                           p.elapsed_seconds))
 
-        return core_bake.bake(scene_path, root, None, resume=resume, force=replace, progress=progress,
-                              should_stop=should_stop)
+        return core_bake.bake(prepared, progress=progress, should_stop=should_stop)
 
-    return Task("bake", domain.name, root, exported.frame_start, exported.frame_end, run, exported.origins)
+    baked = prepared.scene
+    return Task("bake", domain.name, root, baked.frame_start, baked.frame_end, run, exported.origins)
 
 
 def surface_settings(domain):
@@ -165,14 +159,29 @@ def finish(scene, task: Task) -> None:
     replay.refresh(domain)
 
 
-def run_sync(scene, task: Task, echo: Callable[[str], None] | None = print,
+def console(text: str) -> None:
+    """A line for the person watching headless Blender (a terminal or a farm log), shown at once.
+
+    The echo of the farm command and of operators run in background mode; the interface
+    shows progress in the Domain panel instead.
+    """
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def run_sync(scene, task: Task, echo: Callable[[str], None] | None = None,
              should_stop: Callable[[], bool] = lambda: False) -> dict:
-    """Run a prepared task on this thread (headless, scripts, the farm command)."""
+    """Run a prepared task on this thread (headless, scripts, the farm command).
+
+    Progress lines, at most one a second and the last one, go to ``echo`` when given (the farm
+    command prints them), else to the log.
+    """
     last = [0.0]
+    echo = echo or log.info
 
     def report(status: Status) -> None:
         now = time.monotonic()
-        if echo is not None and (now - last[0] > 1.0 or status.done == status.total):
+        if now - last[0] > 1.0 or status.done == status.total:
             last[0] = now
             echo(status.text())
 

@@ -14,15 +14,21 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 
 import bpy
 
 from ..core.bake import parse_frames
-from ..core.errors import InputError, SimulationError
+from ..core.cache import CacheDir
+from ..core.errors import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SIMULATION,
+    InputError,
+    SimulationError,
+    exit_status,
+)
 from . import baking, export, runtime
-
-EXIT_OK, EXIT_INPUT, EXIT_SIMULATION, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 class _ArgumentError(Exception):
@@ -64,14 +70,15 @@ def _has_replay(domain) -> bool:
     return any(ob.get("sph_domain") == domain.name for ob in bpy.data.objects)
 
 
-def run(argv: list[str], echo=print) -> int:
-    """Parse ``argv`` and run the command; return the exit code."""
+def run(argv: list[str], echo=baking.console) -> int:
+    """Parse ``argv`` and run the command; return the exit code. Every line for the user goes to ``echo``."""
     try:
         args = build_parser().parse_args(argv)
         frames = parse_frames(getattr(args, "frames", None))
     except (_ArgumentError, InputError) as exc:
-        echo(f"error: {exc}")
-        return EXIT_INPUT
+        code, line = exit_status(exc)
+        echo(line)
+        return code
     stop = {"requested": False}
 
     def on_signal(signum, _frame):
@@ -96,8 +103,14 @@ def run(argv: list[str], echo=print) -> int:
             return EXIT_OK
         if args.command == "bake":
             had_replay = _has_replay(domain)
-            resume = args.resume or (args.auto_resume and baking.has_bake(export.cache_dir(domain)))
-            task = baking.prepare_bake(scene, domain, start, end, resume=resume, replace=args.replace)
+            resume, replace = args.resume, args.replace
+            if args.auto_resume:
+                # A retried farm task continues from the last checkpoint; a bake killed before its
+                # first checkpoint left nothing to resume from, so it starts over.
+                cache = CacheDir(export.cache_dir(domain))
+                resume = cache.summary().checkpoint is not None
+                replace = replace or (not resume and cache.has_bake())
+            task = baking.prepare_bake(scene, domain, start, end, resume=resume, replace=replace)
         else:
             had_replay = True
             task = baking.prepare_mesh(scene, domain, start, end, replace=args.replace)
@@ -112,33 +125,29 @@ def run(argv: list[str], echo=print) -> int:
                 echo(f"error: frame {frame}: {reason}")
             return EXIT_SIMULATION
         return EXIT_OK
-    except (InputError, runtime.NumbaUnavailable, OSError) as exc:
-        echo(f"error: {exc}")
-        return EXIT_INPUT
-    except SimulationError as exc:
-        echo(f"simulation failed: {exc}")
-        return EXIT_SIMULATION
+    except (InputError, SimulationError, runtime.NumbaUnavailable, OSError) as exc:
+        code, line = exit_status(exc)
+        echo(line)
+        return code
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
 
 
 def cache_info(domain) -> dict:
+    """What ``info`` prints: the Domain's cache directory and, once baked, its frames and meshes."""
     root = export.cache_dir(domain)
-    info = {"domain": domain.name, "cache_directory": str(root), "baked": False}
-    manifest = root / "manifest.json"
-    if manifest.is_file():
-        m = json.loads(manifest.read_text(encoding="utf-8"))
-        done = m.get("frames_done", [])
-        info.update(baked=True, complete=bool(m.get("complete")), frames_done=[min(done), max(done)] if done else [],
-                    surfaces=len(list((root / "surface").glob("surface_*.ply"))))
+    state = CacheDir(root).summary()
+    info = {"domain": domain.name, "cache_directory": str(root), "baked": state.baked}
+    if state.baked:
+        info.update(complete=state.complete,
+                    frames_done=[state.first_frame, state.last_frame] if state.frames_done else [],
+                    checkpoint=state.checkpoint, surfaces=state.frames_meshed)
     return info
 
 
 def _execute(argv) -> int:
-    code = run(list(argv))
-    sys.stdout.flush()
-    return code
+    return run(list(argv))
 
 
 _handle = None

@@ -14,10 +14,10 @@ reaches the artist as ``Honey: Viscosity: must be at least 0``. Main thread only
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +27,8 @@ import numpy as np
 from ..core.atomic import write_json
 from ..core.errors import InputError
 from ..core.plyio import write_ply
-from ..core.scene import FORMAT, parse_scene
+from ..core.scene import FORMAT, Scene, parse_scene
+from . import migrate
 from . import properties as props
 
 INPUT_DIR = "input"
@@ -41,13 +42,10 @@ class ExportError(InputError):
 
 @dataclass
 class Exported:
-    """A written scene: where it is and which JSON paths came from which objects."""
+    """A written and validated scene: the file, the core's Scene, and which JSON paths came from which objects."""
 
     scene_path: Path
-    cache_dir: Path
-    domain_name: str
-    frame_start: int
-    frame_end: int
+    scene: Scene
     origins: dict[str, str] = field(default_factory=dict)
 
 
@@ -170,10 +168,22 @@ def values(group, params) -> dict:
 
 def _material(ob) -> dict:
     m = ob.sph.material
-    current = values(m, props.SOLVERS[m.model].parameters)
-    base = {k: typed_value(v) for k, v in props.preset_values(m.model, m.preset).items()}
+    # Files from before per-model groups: the farm command and appended objects may have missed
+    # the load handler. A no-op for current files.
+    migrate.upgrade(m)
+    if migrate.pending(m):  # linked from an old file: its values cannot be moved here
+        raise ExportError(ob.name, "is linked from a file saved by an older version of the add-on; open and save "
+                                   "that file with this version first")
+    model = m.model
+    if model not in props.SOLVERS:
+        raise ExportError(f"{ob.name}: Model", f"{model or 'the stored model'!r} is not a material model of this "
+                                               f"version; choose one of {', '.join(props.SOLVERS)}")
+    group = props.model_group(m, model)
+    preset = props.preset_of(group)
+    current = values(group, props.SOLVERS[model].parameters)
+    base = {k: typed_value(v) for k, v in props.preset_values(model, preset).items()}
     overrides = {k: v for k, v in current.items() if v != typed_value(base.get(k))}
-    return {"name": ob.name, "model": m.model, "preset": m.preset, "params": overrides}
+    return {"name": ob.name, "model": model, "preset": preset, "params": overrides}
 
 
 # ---- the export ---------------------------------------------------------------------------------
@@ -330,19 +340,30 @@ def _continuous_euler(ob, previous: list[float]) -> list[float]:
 
 
 def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
-    """Write ``<cache>/input/scene.json`` and its meshes; validate with the core. Raises ExportError."""
+    """Write ``<cache>/input/scene.json`` and its meshes; validate with the core. Raises ExportError.
+
+    The validated Scene is returned for the bake to use as it is (one validation per bake).
+    """
     root = cache_dir(domain)
     out_dir = root / INPUT_DIR
     _check_can_create(root, domain)
     data, origins = build_scene(scene, domain, out_dir, frames)
+    # Validated as JSON gives it back, so the Scene's raw dict equals the file, and equals the
+    # cache's stored scene.json when a resume compares the two.
+    raw = json.loads(json.dumps(data))
     try:
-        parse_scene(copy.deepcopy(data), out_dir)
+        validated = parse_scene(raw, out_dir)
     except InputError as exc:
         raise explain(exc, origins) from None
     path = out_dir / SCENE_FILE
-    if not path.exists() or json.loads(path.read_text(encoding="utf-8")) != data:
-        write_json(path, data)
-    return Exported(path, root, domain.name, data["frame_start"], data["frame_end"], origins)
+    try:
+        # Rewritten only when it changed, so an unchanged scene leaves the file (and its mtime) alone.
+        current = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, or damaged: write it afresh
+        current = None
+    if current != raw:
+        write_json(path, raw)
+    return Exported(path, validated, origins)
 
 
 def _check_can_create(root: Path, domain) -> None:
@@ -372,14 +393,33 @@ def explain(exc: InputError, origins: dict[str, str], cache_root: Path | None = 
     # The last path component names the setting, unless the error is about a whole item.
     last = parts[-1] if parts else ""
     whole_item = re.fullmatch(r"(materials|sources|colliders)\[\d+\]", last) is not None
-    return ExportError(obj if whole_item or not last else f"{obj}: {_label(last)}", exc.message)
+    in_material = parts[0].startswith("materials[")
+    return ExportError(obj if whole_item or not last else f"{obj}: {_label(last, obj if in_material else '')}",
+                       exc.message)
 
 
-def _label(key: str) -> str:
+def _label(key: str, material_of: str = "") -> str:
+    """The UI label of setting ``key``; ``material_of``: the object whose material the error is in.
+
+    Two models may declare the same name with different labels: the object's own model is asked
+    first, then every model (material paths) or the other settings first (other paths).
+    """
     key = re.sub(r"\[\d+\]$", "", key)
-    for table in (props.model_parameters(), props.by_name(props.SURFACE_PARAMETERS),
-                  props.by_name(props.SIMULATION_PARAMETERS), props.by_name(props.TOP_PARAMETERS),
-                  props.by_name(props.COMMON_PARAMETERS), props.by_name(props.MESH_PARAMETERS)):
+    models = [props.by_name(spec.parameters) for spec in props.SOLVERS.values()]
+    others = [props.by_name(props.SURFACE_PARAMETERS), props.by_name(props.SIMULATION_PARAMETERS),
+              props.by_name(props.TOP_PARAMETERS), props.by_name(props.COMMON_PARAMETERS),
+              props.by_name(props.MESH_PARAMETERS)]
+    tables = [*_own_model_table(material_of), *models, *others] if material_of else [*others, *models]
+    for table in tables:
         if key in table:
             return table[key].ui_label
     return key
+
+
+def _own_model_table(name: str) -> list[dict]:
+    """The parameters of the model the named object uses, if it still exists (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    ob = bpy.data.objects.get(name)
+    model = ob.sph.material.model if ob is not None else ""
+    return [props.by_name(props.SOLVERS[model].parameters)] if model in props.SOLVERS else []

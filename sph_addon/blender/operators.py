@@ -11,13 +11,18 @@ the same task runs synchronously.
 
 from __future__ import annotations
 
+import logging
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
 from . import baking, export, jobs, runtime
+from . import properties as props
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
+
+log = logging.getLogger(__name__)
 
 
 def _redraw_properties(context) -> None:
@@ -44,13 +49,20 @@ class _TaskOperator:
     def done_message(self, task: baking.Task, outcome: jobs.Outcome) -> str:
         return f"{task.kind} of {task.domain_name} finished"
 
-    def execute(self, context):
-        if jobs.busy():
+    def refuse_if_busy(self) -> bool:
+        """One job at a time per session (jobs.py): report and refuse while one runs."""
+        busy = jobs.busy()
+        if busy:
             self.report({'ERROR'}, "An SPH bake is already running; wait for it or cancel it (Esc)")
+        return busy
+
+    def execute(self, context):
+        if self.refuse_if_busy():
             return {'CANCELLED'}
         try:
             task = self.prepare(context)
-            result = baking.run_sync(context.scene, task)
+            # Headless (--python-expr on a farm) the console is the only progress display.
+            result = baking.run_sync(context.scene, task, echo=baking.console if bpy.app.background else None)
         except _ERRORS as exc:
             self.report({'ERROR'}, str(exc))
             return {'CANCELLED'}
@@ -60,8 +72,7 @@ class _TaskOperator:
     def invoke(self, context, event):
         if bpy.app.background:
             return self.execute(context)
-        if jobs.busy():
-            self.report({'ERROR'}, "An SPH bake is already running; wait for it or cancel it (Esc)")
+        if self.refuse_if_busy():
             return {'CANCELLED'}
         try:
             task = self.prepare(context)
@@ -107,7 +118,9 @@ class _TaskOperator:
             if isinstance(err, InputError):
                 err = job.task.explain(err)
             if not isinstance(err, _ERRORS):
-                print(getattr(err, "__sph_traceback__", ""))
+                # A bug, not bad input: the report shows one line, the log keeps the worker's traceback.
+                log.error("%s of %s failed:\n%s", job.task.kind, job.task.domain_name,
+                          getattr(err, "__sph_traceback__", ""))
             self.report({'ERROR'}, str(err))
             return {'CANCELLED'}
         if outcome.cancelled:
@@ -305,7 +318,7 @@ class SPH_OT_quick_fluid(bpy.types.Operator):
             return {'CANCELLED'}
         for ob in fluids:
             ob.sph.role = 'FLUID'
-            ob.sph.material.preset = self.preset
+            props.choose_preset(ob.sph.material, self.preset)
             ob.display_type = 'WIRE'
             ob.hide_render = True
         if not export.domains(context.scene):

@@ -4,8 +4,12 @@ The core declares every user-facing setting once (``core.params.Parameter``:
 name, unit, range, default, description citing the paper); the scene-file
 validation and ``docs/scene_format.md`` come from the same declarations. Here
 they become Blender properties, so the tooltips, limits and defaults in the
-Physics tab cannot drift from what the engine accepts. A new material model
-added to ``core.solvers.SOLVERS`` shows up in the UI with no change here.
+Physics tab cannot drift from what the engine accepts. Each material model gets
+its own group on ``ob.sph.material`` (``ob.sph.material.viscoelastic``), with
+its parameters and a menu of its own presets, so two models declaring the same
+name keep their own units and limits; ``ob.sph.material.model`` selects one. A
+new material model added to ``core.solvers.SOLVERS`` shows up in the UI with no
+change here. Files saved before the per-model groups are upgraded by ``migrate``.
 
 Roles follow Mantaflow's vocabulary: a Domain holds the simulation, cache and
 surface settings; Fluid objects are filled with particles; Inflow objects emit
@@ -33,6 +37,7 @@ from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
 from ..core.solvers import SOLVERS
 from ..core.sources import SOURCES
 from ..core.surface.settings import SURFACE_PARAMETERS
+from . import migrate
 
 ROLES = (
     ("NONE", "None", "Not part of the simulation"),
@@ -110,57 +115,131 @@ INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_sta
 FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
 
 
-def model_parameters() -> dict[str, Parameter]:
-    """Every material parameter of every model, by name (one Blender property each)."""
-    out: dict[str, Parameter] = {}
-    for spec in SOLVERS.values():
-        for p in spec.parameters:
-            if p.name in out and out[p.name].kind != p.kind:
-                raise TypeError(f"models declare parameter {p.name!r} with different kinds")
-            out.setdefault(p.name, p)
-    return out
+def model_label(name: str) -> str:
+    """The artist-facing name of a registered material model."""
+    return getattr(SOLVERS[name], "label", name.title())
 
 
 def preset_values(model: str, preset: str) -> dict:
+    """A model's parameter values under ``preset`` (its defaults for ``""`` or an unknown preset)."""
     spec = SOLVERS[model]
     values = {p.name: p.default for p in spec.parameters}
     values.update(spec.presets.get(preset, {}))
     return values
 
 
-def _preset_items() -> list[tuple[str, str, str]]:
-    return [(name, name.title(), f"Material preset '{name}' of the {spec.name} model")
-            for spec in SOLVERS.values() for name in sorted(spec.presets)]
+def default_preset(model: str) -> str:
+    """Water where a model has it (the default before models had their own presets), else its first."""
+    presets = sorted(SOLVERS[model].presets)
+    return "water" if "water" in presets else (presets[0] if presets else "")
 
 
-def _apply_preset(self, context):
-    """Choosing a preset writes its values into the settings; edits after that are overrides."""
-    if self.preset not in SOLVERS[self.model].presets:
+def model_group(material, model: str = ""):
+    """The settings group of ``model`` (default: the selected one) on ``ob.sph.material``.
+
+    Raises AttributeError for a model that is not registered (a file from a build with more models).
+    """
+    return getattr(material, model or material.model)
+
+
+def preset_of(group) -> str:
+    """The preset chosen in a model's settings group, ``""`` for a model without presets."""
+    return group.preset if "preset" in group.bl_rna.properties else ""
+
+
+def apply_preset(group, model: str, preset: str) -> None:
+    """Write ``preset``'s values into a model's group; edits after that are overrides of it."""
+    if preset and preset not in SOLVERS[model].presets:
         return
-    for name, value in preset_values(self.model, self.preset).items():
-        setattr(self, name, value)
+    for name, value in preset_values(model, preset).items():
+        setattr(group, name, value)
+
+
+def initialise_model(material, model: str = "") -> None:
+    """Fill a model's group from its preset the first time the model is used (later: no change)."""
+    model = model or material.model
+    group = model_group(material, model)
+    if group.get(migrate.INITIALISED):
+        return
+    group[migrate.INITIALISED] = True
+    apply_preset(group, model, preset_of(group))
+
+
+def choose_preset(material, preset: str) -> str:
+    """Select the model that has ``preset`` and choose it there (Quick Liquid etc.); the model's name."""
+    model = next((name for name, spec in SOLVERS.items() if preset in spec.presets), None)
+    if model is None:
+        raise KeyError(f"no material model has a preset {preset!r}")
+    material.model = model
+    initialise_model(material, model)
+    model_group(material, model).preset = preset
+    return model
+
+
+def _preset_updater(model: str):
+    def update(self, context):
+        apply_preset(self, model, self.preset)
+
+    return update
+
+
+def _model_changed(self, context):
+    """A model chosen for the first time starts from its preset, like a new Fluid."""
+    migrate.upgrade(self, keep_model=True)
+    if self.model in SOLVERS:
+        initialise_model(self)
 
 
 def _model_items() -> list[tuple[str, str, str]]:
-    return [(name, name.title(), spec.description) for name, spec in SOLVERS.items()]
+    return [(name, model_label(name), spec.description) for name, spec in SOLVERS.items()]
+
+
+# Properties of SPHMaterialSettings itself; a model's pointer (named after the model) must not clash.
+_MATERIAL_OWN = frozenset(("model", "initial_velocity"))
+
+
+def _model_group_class(name: str, spec) -> type:
+    """The settings group of one model: its declared parameters and a menu of its own presets."""
+    if not name.isidentifier() or name in _MATERIAL_OWN or name in migrate.RESERVED_NAMES:
+        raise ValueError(f"material model name {name!r} cannot name a Blender property (a Python identifier "
+                         f"other than {', '.join(sorted(_MATERIAL_OWN | migrate.RESERVED_NAMES))})")
+    ann = _annotations(spec.parameters)
+    if "preset" in ann:
+        raise ValueError(f"material model {name!r} declares a parameter named 'preset', the name of its preset menu")
+    label = model_label(name)
+    if spec.presets:
+        # Sorted by name as the single list was before models had their own: an enum is stored
+        # as an index, so this order is what keeps files meaning the same preset.
+        items = [(p, p.title(), f"Material preset '{p}' of the {name} model") for p in sorted(spec.presets)]
+        ann["preset"] = EnumProperty(name="Preset", items=items, default=default_preset(name),
+                                     update=_preset_updater(name),
+                                     description="Material preset; choosing one sets every parameter below, "
+                                                 "and any change afterwards overrides it")
+    return type(f"SPH_PG_material_{name}", (bpy.types.PropertyGroup,),
+                {"__annotations__": ann, "__doc__": f"Settings of the {label} material model"})
 
 
 # ---- property groups ----------------------------------------------------------------------------
 
-def _make_groups() -> list[type]:
+def _material_class(models: dict[str, type]) -> type:
+    """``ob.sph.material``: the model selector, the initial velocity and one group per model."""
     material_ann = {
-        "model": EnumProperty(name="Model", items=_model_items(), default="viscoelastic",
-                              description="Material model"),
-        "preset": EnumProperty(name="Preset", items=_preset_items(), default="water", update=_apply_preset,
-                               description="Material preset; choosing one sets every parameter below, "
-                                           "and any change afterwards overrides it"),
+        "model": EnumProperty(name="Model", items=_model_items(), default=next(iter(SOLVERS)),
+                              update=_model_changed,
+                              description="Material model: how the particles behave (each model has its "
+                                          "own presets and parameters)"),
         "initial_velocity": FloatVectorProperty(name="Initial Velocity", size=3, subtype='VELOCITY',
                                                 description="Velocity of the particles when they appear"),
-        **_annotations(model_parameters().values()),
+        **{name: PointerProperty(type=cls, name=model_label(name), description=SOLVERS[name].description)
+           for name, cls in models.items()},
     }
-    SPHMaterialSettings = type("SPHMaterialSettings", (bpy.types.PropertyGroup,),
-                               {"__annotations__": material_ann, "__doc__": "Material of a Fluid or Inflow"})
+    return type("SPHMaterialSettings", (bpy.types.PropertyGroup,),
+                {"__annotations__": material_ann, "__doc__": "Material of a Fluid or Inflow"})
 
+
+def _make_groups() -> list[type]:
+    models = {name: _model_group_class(name, spec) for name, spec in SOLVERS.items()}
+    SPHMaterialSettings = _material_class(models)
     inflow_ann = {
         "speed": FloatProperty(name="Speed", default=1.0, min=0.0, max=1000.0, unit='VELOCITY',
                                description="Speed of emitted particles, along the object's local -Z axis"),
@@ -222,15 +301,18 @@ def _make_groups() -> list[type]:
     }
     SPHObjectSettings = type("SPHObjectSettings", (bpy.types.PropertyGroup,),
                              {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
-    return [SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings, SPHSurfaceSettings,
-            SPHDomainSettings, SPHObjectSettings]
+    return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
+            SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
 
 
 def _role_changed(self, context):
-    """A new Fluid or Inflow starts from its preset's values (water unless chosen otherwise)."""
-    if self.role in {'FLUID', 'INFLOW'} and not self.material.get("_initialised"):
-        self.material["_initialised"] = True
-        _apply_preset(self.material, context)
+    """A new Fluid or Inflow starts from its model's preset (water unless chosen otherwise)."""
+    if self.role in {'FLUID', 'INFLOW'}:
+        m = self.material
+        migrate.upgrade(m)
+        migrate.mark_current(m)
+        if m.model in SOLVERS:
+            initialise_model(m)
 
 
 _classes: list[type] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import baking, export, jobs
+from . import baking, export, jobs, migrate
 from . import properties as props
 
 
@@ -83,6 +83,9 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
 
 
 def _draw_bake(layout, context, ob):
+    from ..core.cache import CacheDir
+    from ..core.errors import InputError
+
     box = layout.box()
     col = box.column()
     col.use_property_split = True
@@ -106,20 +109,21 @@ def _draw_bake(layout, context, ob):
     row.operator("sph.free_bake", icon='TRASH').domain = ob.name
     try:
         root = export.cache_dir(ob)
-    except export.ExportError:
+    except export.ExportError:  # no folder set or the file is unsaved: the Bake button says why
         return
-    manifest = root / "manifest.json"
-    if manifest.is_file():
-        import json
-
-        try:
-            m = json.loads(manifest.read_text(encoding="utf-8"))
-            done = m.get("frames_done", [])
-            state = "complete" if m.get("complete") else "resumable"
-            box.label(text=f"Baked frames {min(done)}-{max(done)} ({state})" if done else "Empty bake",
-                      icon='CHECKMARK' if m.get("complete") else 'PAUSE')
-        except (OSError, ValueError):
-            box.label(text="Unreadable manifest.json", icon='ERROR')
+    try:
+        state = CacheDir(root).summary()
+    except InputError as exc:  # a damaged manifest: say which file, the panel still draws
+        box.label(text=str(exc), icon='ERROR')
+        return
+    if not state.baked:
+        return
+    text = "Empty bake"
+    if state.frames_done:
+        text = f"Baked frames {state.first_frame}-{state.last_frame} ({'complete' if state.complete else 'resumable'})"
+    if state.frames_meshed:
+        text += f", {state.frames_meshed} meshed"
+    box.label(text=text, icon='CHECKMARK' if state.complete else 'PAUSE')
 
 
 def _domain_subpanel(idname: str, label: str, group, params) -> type:
@@ -148,7 +152,18 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
         m = ob.sph.material
         col = self.layout.column()
         col.use_property_split = True
-        col.prop(m, "preset")
+        col.prop(m, "model")
+        try:
+            group = props.model_group(m)
+        except AttributeError:  # a model this version does not have (the enum reads as "")
+            self.layout.label(text="Unknown material model: choose one", icon='ERROR')
+            return
+        if migrate.pending(m):
+            # Appended from a file saved before per-model settings: nothing may be written while drawing.
+            self.layout.label(text="Settings from an older version: reopen the file, or bake, to use them",
+                              icon='INFO')
+        if "preset" in group.bl_rna.properties:
+            col.prop(group, "preset")
         if ob.sph.role == 'FLUID':
             col.prop(m, "initial_velocity")
             _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
@@ -156,9 +171,8 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
             col.prop(ob.sph.inflow, "speed")
             _draw_params(self.layout, ob.sph.inflow, props.INFLOW)
         box = self.layout.box()
-        box.label(text="Parameters (the preset's values; edits override it)")
-        spec = props.SOLVERS[m.model]
-        _draw_params(box, m, spec.parameters)
+        box.label(text=f"{props.model_label(m.model)} parameters (the preset's values; edits override it)")
+        _draw_params(box, group, props.SOLVERS[m.model].parameters)
 
 
 class SPH_PT_collider(_RolePanel, bpy.types.Panel):

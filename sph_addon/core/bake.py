@@ -12,7 +12,6 @@ own particle in a fixed order).
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from .atomic import write_json
 from .cache import CacheDir
+from .durations import eta_seconds
 from .errors import InputError, SimulationError
 from .jsonfile import read_json
 from .scene import Scene, parse_scene
@@ -49,9 +49,7 @@ class Progress:
 
     @property
     def eta_seconds(self) -> float:
-        done = self.frame - self.frame_start
-        left = self.frame_end - self.frame
-        return self.elapsed_seconds / done * left if done > 0 else float("nan")
+        return eta_seconds(self.elapsed_seconds, self.frame - self.frame_start, self.frame_end - self.frame)
 
 
 def parse_frames(text: str | None, where: str = "--frames") -> tuple[int, int] | None:
@@ -154,9 +152,9 @@ def _validated(scene: str | os.PathLike | Scene, frames: tuple[int, int] | None)
 
 def _read_stored(cache: CacheDir) -> dict:
     try:
-        return json.loads(cache.scene_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(str(cache.scene_path), f"cannot be read ({exc}); bake again with --force") from None
+        return read_json(cache.scene_path, "stored scene")
+    except InputError as exc:
+        raise InputError(exc.where, f"{exc.message}; bake again with --force") from None
 
 
 def _stored_raw(scene: Scene) -> dict:

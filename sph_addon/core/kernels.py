@@ -29,8 +29,10 @@ other than ``math`` (constants live inside the functions), so their disk cache
 
 ``clavet_a``, ``clavet_density_weight`` and ``clavet_near_weight`` are the
 *unnormalised* pair weights exactly as the viscoelastic kernels form them
-(a = 1 - r·(1/h), a², a³); they are meant to replace the inlined forms there
-with the same arithmetic, bit for bit.
+(a = 1 - r·(1/h), a², a³). Those kernels write the forms out instead of
+calling these (numba invalidates a disk-cached kernel only when its own file
+changes, never when a function it calls does); tests/core/test_kernels.py pins
+the two to the same arithmetic, bit for bit.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ e.g. ``materials[1].params.viscosity: must be at least 0, got -3``.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from . import config
 from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .errors import InputError
+from .jsonfile import read_json
 from .params import Parameter, resolve, typed
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count
@@ -116,17 +116,7 @@ class Scene:
 def load_scene(path: str | Path) -> Scene:
     """Read and validate a scene file; raise InputError naming the file or field."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), "scene file not found") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read the scene file ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-    return parse_scene(data, path.parent.resolve())
+    return parse_scene(read_json(path, "scene file"), path.parent.resolve())
 
 
 def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:

@@ -66,7 +66,8 @@ def scene_format_markdown() -> str:
     out += ["## `colliders` (list)", "", "Each item has a `type`, the common fields below, its own fields, and",
             "optionally `keyframes`: a list of `{frame, position, rotation}` (increasing frames), interpolated",
             "per substep (positions linearly, rotations as rotations along the shortest arc); the collider's",
-            "velocity at the contact point enters the friction (Clavet eq. 6.3).", "", "### common fields", "", *_table(COMMON_PARAMETERS), ""]
+            "velocity at the contact point enters the friction (Clavet eq. 6.3).", "", "### common fields", "",
+            *_table(COMMON_PARAMETERS), ""]
     for kind, ct in COLLIDERS.items():
         out += [f"### `{kind}`", "", ct.description, ""]
         if ct.parameters:

@@ -9,6 +9,7 @@ import types
 
 import bpy
 import pytest
+from conftest import ROOT
 from mathutils import Vector
 
 
@@ -22,6 +23,7 @@ class RecordingLayout:
     def prop(self, group, name, **kw):
         assert name in group.bl_rna.properties, f"{group.bl_rna.identifier} has no property {name!r}"
         self._log.append(("prop", name))
+        self._log.append(("prop_of", f"{group.bl_rna.identifier}.{name}"))
 
     def operator(self, idname, **kw):
         module, name = idname.split(".")
@@ -66,6 +68,13 @@ def test_panels_draw_every_role(ext, saved_file, role):
         "COLLIDER": {p.name for p in props.COLLIDER_COMMON + props.COLLIDER_MESH},
     }[role]
     assert expected <= shown, expected - shown
+    if role in {"FLUID", "INFLOW"}:
+        # The model selector, then the selected model's own preset menu and parameters.
+        owners = {name for kind, name in log if kind == "prop_of"}
+        group = f"SPH_PG_material_{ob.sph.material.model}"
+        assert "SPHMaterialSettings.model" in owners
+        model_params = props.SOLVERS[ob.sph.material.model].parameters
+        assert {f"{group}.{p.name}" for p in model_params} | {f"{group}.preset"} <= owners
     if role == "DOMAIN":
         assert any(kind == "label" and "particles" in text for kind, text in log), "the particle estimate"
         assert ("operator", "sph.bake") in log and ("operator", "sph.free_bake") in log
@@ -73,14 +82,40 @@ def test_panels_draw_every_role(ext, saved_file, role):
         assert ("operator", "sph.quick_fluid") in log
 
 
+def test_material_panel_says_when_an_appended_object_has_old_settings(ext, saved_file):
+    with bpy.data.libraries.load(str(ROOT / "tests" / "data" / "exported" / "old_layout.blend")) as (_src, dst):
+        dst.objects = ["Spout"]
+    bpy.context.scene.collection.objects.link(dst.objects[0])
+    labels = [text for kind, text in _draw_all(ext, dst.objects[0]) if kind == "label"]
+    assert any("older version" in text for text in labels), labels
+
+
 def test_quick_fluid_makes_fluid_and_domain(ext, saved_file):
     bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 1))
     cube = bpy.context.object
     assert bpy.ops.sph.quick_fluid(preset="honey") == {'FINISHED'}
-    assert cube.sph.role == 'FLUID' and cube.sph.material.preset == "honey"
-    assert cube.sph.material.viscosity == pytest.approx(1000.0)
+    m = cube.sph.material
+    assert cube.sph.role == 'FLUID' and m.model == "viscoelastic" and m.viscoelastic.preset == "honey"
+    assert m.viscoelastic.viscosity == pytest.approx(1000.0)
     domains = [ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN']
     assert len(domains) == 1
     lo = [min((domains[0].matrix_world @ Vector(c))[k] for c in domains[0].bound_box)
           for k in range(3)]
     assert lo[2] <= 0.75 and lo[0] < -0.25
+
+
+def test_domain_panel_shows_the_cache_state(ext, saved_file):
+    """The bake box reads the cache through the core's summary: frames done, or the damaged file by name."""
+    bpy.ops.mesh.primitive_cube_add()
+    ob = bpy.context.object
+    ob.sph.role = 'DOMAIN'
+    cache = ext.core("cache").CacheDir(ext.sub("export").cache_dir(ob))
+    cache.root.mkdir(parents=True)
+    manifest = cache.new_manifest("test", 1, 5)
+    manifest.update(frames_done=[1, 2, 3], checkpoint=3)
+    cache.write_manifest(manifest)
+    labels = [text for kind, text in _draw_all(ext, ob) if kind == "label"]
+    assert "Baked frames 1-3 (resumable)" in labels, labels
+    cache.manifest_path.write_text("{damaged")
+    labels = [text for kind, text in _draw_all(ext, ob) if kind == "label"]
+    assert any(str(cache.manifest_path) in text and "unreadable manifest" in text for text in labels), labels

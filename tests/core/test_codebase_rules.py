@@ -147,3 +147,30 @@ def test_cached_kernels_read_no_values_imported_from_other_modules():
     define them in their own file: their disk cache would keep a stale copy (STYLE.md convention 4)."""
     offenders = _cached_njit_reads_of_imported_values()
     assert not offenders, "cached njit functions read imported values (file:function:name): " + ", ".join(offenders)
+
+
+# Exceptions to the size rules below, each with its reason: "path" or "path:function" -> why.
+SIZE_EXCEPTIONS: dict[str, str] = {}
+
+
+def test_core_modules_and_functions_stay_small():
+    """Core modules under ~500 lines, functions under ~80 lines of code (docstrings excluded: the
+    kernels' numpydoc blocks are long on purpose); any exception is listed above with its reason."""
+    import ast
+
+    offenders = []
+    for p in sorted(CORE.rglob("*.py")):
+        rel = str(p.relative_to(REPO))
+        src = p.read_text(encoding="utf-8")
+        if len(src.splitlines()) > 500 and rel not in SIZE_EXCEPTIONS:
+            offenders.append(f"{rel}: {len(src.splitlines())} lines")
+        for node in ast.walk(ast.parse(src)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            body = node.body
+            has_doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1
+            start = body[1].lineno if has_doc else body[0].lineno
+            length = node.end_lineno - start + 1
+            if length > 80 and f"{rel}:{node.name}" not in SIZE_EXCEPTIONS:
+                offenders.append(f"{rel}:{node.name}: {length} lines")
+    assert not offenders, offenders

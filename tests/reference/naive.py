@@ -1,6 +1,22 @@
-"""Slow reference implementations the fast kernels are checked against."""
+"""Slow reference implementations the fast kernels are checked against.
+
+Plain numpy and Python loops, written from the papers rather than from the numba
+kernels: brute-force neighbours, direct-sum densities (Desbrun & Cani 1996 eq. 3;
+Clavet 2005 eqs. 4.1, 4.3) and sequential transcriptions of Clavet's
+Algorithms 3, 4 and 5 with eq. 5.2 (S. Clavet, *Animation de fluides
+viscoélastiques à base de particules*, M.Sc. thesis, Université de Montréal,
+2005). The Gauss-Seidel references visit particles in the solver's order
+(colours, then buckets, then particles, each neighbour row in order), so that
+they perform the same operations in the same order and agree to round-off; the
+deviations from the thesis that the solver documents (viscosity cap, viscous
+stretching, per-material constants, pair terms applied whole) are reproduced
+and named where they occur.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -10,3 +26,246 @@ def brute_force_neighbors(x: np.ndarray, radius: float) -> list[np.ndarray]:
     d2 = np.sum((x[:, None, :] - x[None, :, :]) ** 2, axis=-1)
     np.fill_diagonal(d2, np.inf)
     return [np.flatnonzero(row < radius * radius) for row in d2]
+
+
+# -- densities ------------------------------------------------------------------------------
+
+
+def clavet_densities(x: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Direct-sum density and near-density, Clavet 2005 eqs. 4.1 and 4.3, O(n^2).
+
+    ρ_i = Σ_{j≠i, q<1} (1-q)², ρ_i^near = Σ_{j≠i, q<1} (1-q)³ with q = |x_j - x_i| / h
+    (unnormalised, as the thesis uses them). A coincident pair (q = 0) counts 1 in both.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m.
+    h : interaction radius, m.
+
+    Returns
+    -------
+    rho, rho_near : (n,) float64, dimensionless.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    r = np.sqrt(np.sum((x[None, :, :] - x[:, None, :]) ** 2, axis=-1))
+    q = r / h
+    inside = q < 1.0
+    np.fill_diagonal(inside, False)
+    a = np.where(inside, 1.0 - q, 0.0)
+    return np.sum(a * a, axis=1), np.sum(a * a * a, axis=1)
+
+
+def direct_sum_density(x: np.ndarray, h: float, kernel, m: np.ndarray | None = None,
+                       include_self: bool = True) -> np.ndarray:
+    """SPH density ρ_i = Σ_j m_j W(|x_i - x_j|, h) by direct summation (Desbrun & Cani 1996 eq. 3), O(n^2).
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m.
+    h : kernel radius parameter, m (the support is ``kernel.support * h``).
+    kernel : a ``sph_addon.core.kernels.Kernel`` (any ``KERNELS`` entry); only ``w`` and ``support`` are used.
+    m : (n,) float64 masses, kg; ones if omitted (then ρ is a number density, 1/m³).
+    include_self : whether the j = i term m_i W(0, h) is in the sum (it is in SPH, not in Clavet's sums).
+
+    Returns
+    -------
+    (n,) float64 densities, kg/m³ (1/m³ without masses).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    m = np.ones(n) if m is None else np.asarray(m, dtype=np.float64)
+    r = np.sqrt(np.sum((x[None, :, :] - x[:, None, :]) ** 2, axis=-1))
+    rho = np.zeros(n)
+    reach = kernel.support * h
+    for i in range(n):
+        for j in np.flatnonzero(r[i] < reach):
+            if j == i and not include_self:
+                continue
+            rho[i] += m[j] * kernel.w(float(r[i, j]), float(h))
+    return rho
+
+
+# -- the solver's visiting order ------------------------------------------------------------
+
+
+def visiting_order(bucket_start: np.ndarray, colour: np.ndarray) -> Iterator[int]:
+    """Particle indices in the order the coloured Gauss-Seidel kernels visit them.
+
+    Colours in increasing order; within a colour the buckets (supercells, or hash buckets
+    of supercells) in increasing order; within a bucket its particles in index order,
+    keeping those of the current colour. This is the serial order the parallel kernels
+    are equivalent to (supercells of one colour have disjoint neighbourhoods).
+
+    Parameters
+    ----------
+    bucket_start : (nb+1,) int64 particle offsets of each bucket, ``NeighborSearch.bucket_start``.
+    colour : (n,) uint8 colour of each particle, ``NeighborSearch.colour``.
+    """
+    for c in np.unique(colour):
+        for b in range(len(bucket_start) - 1):
+            for i in range(int(bucket_start[b]), int(bucket_start[b + 1])):
+                if colour[i] == c:
+                    yield i
+
+
+def _pair(x: np.ndarray, i: int, j: int, h: float) -> tuple[float, float, np.ndarray]:
+    """r_ij = |x_j - x_i| (m), q = r_ij / h and the unit vector r̂_ij from i to j (zero when r = 0)."""
+    e = x[j] - x[i]
+    r = math.sqrt(float(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]))
+    return r, r / h, (e / r if r > 0.0 else np.zeros(3))
+
+
+# -- Clavet 2005, sequential references -----------------------------------------------------
+
+
+def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour):
+    """Double density relaxation, Clavet 2005 Algorithm 3 (eqs. 4.1-4.6), transcribed line by line.
+
+    For each particle i in :func:`visiting_order`: ρ = Σ (1-q)², ρ^near = Σ (1-q)³ over the
+    neighbours with q < 1 (lines 5-9); P = k(ρ - ρ0), P^near = k^near ρ^near with i's material
+    constants (lines 11-12; the per-material constants are the solver's extension); every
+    neighbour with q < 1 moves by D_ij = Δt² (P(1-q) + P^near(1-q)²) r̂_ij at once, and i by the
+    sum of -D_ij after the loop (lines 14-21; pair terms whole, as in the thesis). A coincident
+    neighbour (r = 0) has no direction and is not displaced; it still counts in the densities,
+    as line 7 says.
+
+    Parameters
+    ----------
+    x : (n,3) float64 predicted positions, m (not mutated).
+    nbr, count : (n,K) int neighbour rows and (n,) lengths; each row is visited in order.
+    mat : (n,) material ids; k, k_near (m/s²), rho0 : per-material arrays.
+    h : interaction radius, m; dt : step, s.
+    bucket_start, colour : from ``NeighborSearch.sort`` (see :func:`visiting_order`).
+
+    Returns
+    -------
+    x_new : (n,3) float64 relaxed positions, m.
+    rho, rho_near : (n,) float64 each particle's densities when it was visited.
+    """
+    x = np.array(x, dtype=np.float64, copy=True)
+    n = len(x)
+    rho = np.zeros(n)
+    rho_near = np.zeros(n)
+    for i in visiting_order(bucket_start, colour):
+        row = nbr[i, :count[i]]
+        d = 0.0
+        dn = 0.0
+        for j in row:
+            _, q, _ = _pair(x, i, j, h)
+            if q < 1.0:
+                d += (1.0 - q) ** 2
+                dn += (1.0 - q) ** 3
+        rho[i] = d
+        rho_near[i] = dn
+        p = k[mat[i]] * (d - rho0[mat[i]])
+        p_near = k_near[mat[i]] * dn
+        dx = np.zeros(3)
+        for j in row:
+            r, q, rhat = _pair(x, i, j, h)
+            if q < 1.0 and r > 0.0:
+                big_d = dt * dt * (p * (1.0 - q) + p_near * (1.0 - q) ** 2) * rhat
+                x[j] += big_d
+                dx -= big_d
+        x[i] += dx
+    return x, rho, rho_near
+
+
+def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour):
+    """Viscosity impulses, Clavet 2005 Algorithm 4, pair after pair (Gauss-Seidel).
+
+    Each pair is taken once, from its lower-index particle i as i comes up in
+    :func:`visiting_order`, j in i's row order. For q < 1 (and r > 0, for a direction):
+    u = (v_i - v_j)·r̂_ij (line 5); the thesis acts when u > 0 (line 6) with
+    I = Δt(1-q)(σu + βu²) r̂_ij, v_i -= I, v_j += I (lines 8-10). The solver's documented
+    deviations, reproduced here:
+
+    * σ and β of a pair are the means of the two materials' values;
+    * separating pairs (u < 0) are damped too when both materials have ``stretch`` set
+      (thesis section 5.1), by the odd extension I = -Δt(1-q)(σ|u| + βu²) r̂_ij;
+    * the magnitude is capped at |u|/2, the impulse that stops the pair's radial motion
+      without reversing it.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m. v : (n,3) float64 velocities, m/s (not mutated).
+    nbr, count : neighbour rows and lengths. mat : (n,) material ids.
+    sigma (1/s), beta (1/m), stretch (0/1) : per-material arrays.
+    h : interaction radius, m; dt : step, s. bucket_start, colour : see :func:`visiting_order`.
+
+    Returns
+    -------
+    v_new : (n,3) float64 velocities after all impulses, m/s.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    v = np.array(v, dtype=np.float64, copy=True)
+    for i in visiting_order(bucket_start, colour):
+        for j in nbr[i, :count[i]]:
+            if j < i:
+                continue  # the pair was (or will be) taken from j
+            r, q, rhat = _pair(x, i, j, h)
+            if not (q < 1.0 and r > 0.0):
+                continue
+            u = float(np.dot(v[i] - v[j], rhat))
+            approaching = u > 0.0
+            separating = u < 0.0 and stretch[mat[i]] != 0 and stretch[mat[j]] != 0
+            if not (approaching or separating):
+                continue
+            s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
+            b = 0.5 * (beta[mat[i]] + beta[mat[j]])
+            magnitude = min(dt * (1.0 - q) * (s * abs(u) + b * u * u), 0.5 * abs(u))
+            impulse = math.copysign(magnitude, u) * rhat
+            v[i] -= impulse
+            v[j] += impulse
+    return v
+
+
+def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_spring, alpha, gamma, h, dt):
+    """Spring plasticity (Clavet 2005 eq. 5.2) then spring displacements (Algorithm 5), Jacobi form.
+
+    Springs are stored in both endpoints' rows (partner ids, rest lengths L); every row is
+    updated from the same positions. Per spring of particle i, with i's material constants
+    (springs join particles of one material):
+
+    * partner id gone (no current index, or beyond ``index_of_id``): the spring is removed;
+    * ΔL = Δt α sign(r - L) max(0, |r - L| - γL) (eq. 5.2);
+    * L >= h: removed (SCA 2005: the factor 1 - L/h would reverse the force);
+    * else i moves by -D, D = Δt² k_spring (L - r)(1 - L/h) r̂_ij (Algorithm 5, line 3; j's own
+      row gives line 4). Coincident endpoints (r = 0) have no direction and exert nothing.
+
+    Parameters
+    ----------
+    x : (n,3) float64 predicted positions, m. mat : (n,) material ids.
+    index_of_id : (m,) int64 current index of each stable id, -1 if removed.
+    partner : (n,S) int64 partner ids, -1 for a free slot. rest : (n,S) float64 rest lengths, m.
+    k_spring (1/s²), alpha (1/s), gamma : per-material arrays.
+    h : interaction radius, m; dt : step, s. Nothing is mutated.
+
+    Returns
+    -------
+    x_new : (n,3) float64 positions, m; partner_new : (n,S) int64; rest_new : (n,S) float64, m.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    partner = np.array(partner, copy=True)
+    rest = np.array(rest, dtype=np.float64, copy=True)
+    displacement = np.zeros_like(x)
+    for i in range(len(x)):
+        m = mat[i]
+        for s in range(partner.shape[1]):
+            pid = partner[i, s]
+            if pid < 0:
+                continue
+            j = index_of_id[pid] if pid < len(index_of_id) else -1
+            if j < 0:
+                partner[i, s] = -1
+                continue
+            r, _, rhat = _pair(x, i, j, h)
+            L = rest[i, s]
+            L += dt * alpha[m] * np.sign(r - L) * max(0.0, abs(r - L) - gamma[m] * L)
+            rest[i, s] = L
+            if L >= h:
+                partner[i, s] = -1
+                continue
+            if r == 0.0:
+                continue
+            displacement[i] -= dt * dt * k_spring[m] * (L - r) * (1.0 - L / h) * rhat
+    return x + displacement, partner, rest
