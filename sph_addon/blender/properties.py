@@ -11,6 +11,13 @@ name keep their own units and limits; ``ob.sph.material.model`` selects one. A
 new material model added to ``core.solvers.SOLVERS`` shows up in the UI with no
 change here. Files saved before the per-model groups are upgraded by ``migrate``.
 
+Blender saves an enum as its item's number. Every enum whose items come from the
+core (the model selector, each model's presets, ``choice`` parameters) numbers
+them by :func:`stable_number` of the identifier, not by position, so adding a
+preset, a model or a choice leaves every saved file meaning what it meant.
+Files that stored positions (saved before this numbering) are translated by
+``migrate``.
+
 Roles follow Mantaflow's vocabulary: a Domain holds the simulation, cache and
 surface settings; Fluid objects are filled with particles; Inflow objects emit
 them; Colliders push them. (``SOLID`` is reserved for Becker's corotated
@@ -18,6 +25,8 @@ solids and two-way rigid coupling, which come later.)
 """
 
 from __future__ import annotations
+
+import zlib
 
 import bpy
 from bpy.props import (
@@ -55,6 +64,33 @@ _FLOAT_UNITS = {"m": 'LENGTH', "rad": 'ROTATION', "s": 'TIME'}
 _VECTOR_SUBTYPES = {"m/s": 'VELOCITY', "m/s^2": 'ACCELERATION', "m": 'TRANSLATION', "rad": 'EULER'}
 
 
+def stable_number(identifier: str) -> int:
+    """The number Blender stores for the enum item ``identifier``: the same in every version.
+
+    A CRC-32 of the identifier folded into [2**30, 2**31): it fits Blender's signed int, and it
+    never equals a small position, so ``migrate`` can tell a number saved by position (older
+    files) from a stable one by its value alone.
+    """
+    return (zlib.crc32(identifier.encode("utf-8")) & 0x3FFFFFFF) | 0x40000000
+
+
+def numbered(items, what: str) -> list[tuple[str, str, str, str, int]]:
+    """``(identifier, name, description)`` enum items with their stable numbers, in the same order.
+
+    Raises ValueError when two identifiers of one enum get the same number (Blender needs them
+    unique per enum); rename one of them.
+    """
+    out, seen = [], {}
+    for identifier, name, description in items:
+        number = stable_number(identifier)
+        if number in seen:
+            raise ValueError(f"{what}: items {seen[number]!r} and {identifier!r} get the same stored number "
+                             f"{number}; rename one of them")
+        seen[number] = identifier
+        out.append((identifier, name, description, 'NONE', number))
+    return out
+
+
 def _description(p: Parameter) -> str:
     unit = f" [{p.unit}]" if p.unit and p.unit not in _FLOAT_UNITS else ""
     return p.description + unit
@@ -69,7 +105,7 @@ def bpy_property(p: Parameter, update=None):
     if kind == "bool":
         return BoolProperty(default=p.default, **kw)
     if kind == "choice":
-        items = [(c, c.replace("_", " ").title(), "") for c in p.choices]
+        items = numbered([(c, c.replace("_", " ").title(), "") for c in p.choices], f"parameter {p.name!r}")
         return EnumProperty(items=items, default=p.default, **kw)
     if kind == "str":
         return StringProperty(default=p.default, **kw)
@@ -190,8 +226,9 @@ def _model_changed(self, context):
         initialise_model(self)
 
 
-def _model_items() -> list[tuple[str, str, str]]:
-    return [(name, model_label(name), spec.description) for name, spec in SOLVERS.items()]
+def _model_items() -> list[tuple[str, str, str, str, int]]:
+    return numbered([(name, model_label(name), spec.description) for name, spec in SOLVERS.items()],
+                    "material models")
 
 
 # Properties of SPHMaterialSettings itself; a model's pointer (named after the model) must not clash.
@@ -208,9 +245,9 @@ def _model_group_class(name: str, spec) -> type:
         raise ValueError(f"material model {name!r} declares a parameter named 'preset', the name of its preset menu")
     label = model_label(name)
     if spec.presets:
-        # Sorted by name as the single list was before models had their own: an enum is stored
-        # as an index, so this order is what keeps files meaning the same preset.
-        items = [(p, p.title(), f"Material preset '{p}' of the {name} model") for p in sorted(spec.presets)]
+        # Shown sorted by name; stored by stable number, so a new preset changes no saved file.
+        items = numbered([(p, p.title(), f"Material preset '{p}' of the {name} model")
+                          for p in sorted(spec.presets)], f"presets of material model {name!r}")
         ann["preset"] = EnumProperty(name="Preset", items=items, default=default_preset(name),
                                      update=_preset_updater(name),
                                      description="Material preset; choosing one sets every parameter below, "

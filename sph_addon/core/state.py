@@ -28,8 +28,34 @@ BASE_ARRAYS: dict[str, tuple[tuple[int, ...], np.dtype]] = {
 }
 
 
+class ArrayAccess:
+    """Named views of the per-particle arrays every stage uses (``self.arrays`` holds them)."""
+
+    arrays: dict[str, np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return len(self.arrays["id"])
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.arrays["x"]
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.arrays["v"]
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.arrays["id"]
+
+    @property
+    def material(self) -> np.ndarray:
+        return self.arrays["material"]
+
+
 @dataclass
-class ParticleState:
+class ParticleState(ArrayAccess):
     """All particles, as parallel arrays of equal length ``n``.
 
     Attributes
@@ -51,27 +77,6 @@ class ParticleState:
         for name, (shape, dtype) in self._specs.items():
             if name not in self.arrays:
                 self.arrays[name] = np.zeros((0, *shape), dtype)
-
-    # Convenience accessors for the arrays every stage uses.
-    @property
-    def n(self) -> int:
-        return len(self.arrays["id"])
-
-    @property
-    def x(self) -> np.ndarray:
-        return self.arrays["x"]
-
-    @property
-    def v(self) -> np.ndarray:
-        return self.arrays["v"]
-
-    @property
-    def ids(self) -> np.ndarray:
-        return self.arrays["id"]
-
-    @property
-    def material(self) -> np.ndarray:
-        return self.arrays["material"]
 
     def add_array(self, name: str, trailing: tuple[int, ...], dtype, fill=0) -> np.ndarray:
         """Register a per-particle array (a model's extra state); existing particles get ``fill``."""

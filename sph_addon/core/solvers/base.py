@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..params import Parameter, make_params_class
+from ..state import ArrayAccess
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class ModelSetup:
 
 
 @dataclass
-class WorldView:
+class WorldView(ArrayAccess):
     """The particle world as frame-level hooks see it (no neighbour rows).
 
     ``x``, ``v`` (n,3) float64 m, m/s; ``material`` (n,) uint8; ``ids`` (n,) int64;
@@ -109,26 +110,6 @@ class WorldView:
     h: float
     spacing: float
     time: float = 0.0
-
-    @property
-    def n(self) -> int:
-        return len(self.arrays["id"])
-
-    @property
-    def x(self) -> np.ndarray:
-        return self.arrays["x"]
-
-    @property
-    def v(self) -> np.ndarray:
-        return self.arrays["v"]
-
-    @property
-    def material(self) -> np.ndarray:
-        return self.arrays["material"]
-
-    @property
-    def ids(self) -> np.ndarray:
-        return self.arrays["id"]
 
 
 @dataclass
