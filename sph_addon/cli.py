@@ -120,6 +120,10 @@ def _cmd_mesh(args) -> int:
     return EXIT_INPUT if failed else EXIT_OK
 
 
+_INFO_COLUMNS = {"frame", "particles", "substeps", "max_speed", "bounds_min", "bounds_max", "removed",
+                 "sdf_build_s"}
+
+
 def _cmd_info(args) -> int:
     from .core.cache import CacheDir
 
@@ -132,12 +136,14 @@ def _cmd_info(args) -> int:
     _say(f"{args.dir}: scene {m['scene']!r}, engine {m['engine_version']}, frames {m['frame_start']}-"
           f"{m['frame_end']}, {len(done)} done{' (complete)' if m.get('complete') else ''}, "
           f"checkpoint at {m.get('checkpoint')}, removed {m.get('removed') or 0}")
-    _say("frame  particles  substeps  max_speed  bounds_min                bounds_max")
+    _say("frame  particles  substeps  max_speed  bounds_min                bounds_max               models")
     for f in done:
         s = m["stats"][str(f)]
         lo = " ".join(f"{v:7.3f}" for v in s["bounds_min"])
         hi = " ".join(f"{v:7.3f}" for v in s["bounds_max"])
-        _say(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}")
+        # Whatever the models and time-stepping schemes report (springs, time levels, ...).
+        extra = " ".join(f"{k}={v}" for k, v in s.items() if k not in _INFO_COLUMNS)
+        _say(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}   {extra}")
     return EXIT_OK
 
 

@@ -86,6 +86,7 @@ def test_info_and_validate(tmp_path, write_scene):
     cli("bake", scene, "--out", out, "--quiet")
     info = cli("info", out)
     assert info.returncode == 0 and "complete" in info.stdout
+    assert "springs=0" in info.stdout, "the models' frame statistics are printed"
     manifest = json.loads(cli("info", out, "--json").stdout)
     assert manifest["frames_done"] == [1, 2, 3]
 
