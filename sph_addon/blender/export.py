@@ -191,6 +191,10 @@ def _material(ob) -> dict:
 def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = None) -> tuple[dict, dict]:
     """The scene dict (and origins: JSON path -> object name), writing meshes into ``out_dir``."""
     d = domain.sph.domain
+    # Enums saved by position (Collider mode, surface field) in files the load handler missed
+    # (the farm command, appended objects); Fluids and Inflows are upgraded in _material.
+    for ob in (domain, *members(scene, 'COLLIDER')):
+        migrate.upgrade(ob.sph.material)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     frame_start, frame_end = frames if frames is not None else (d.frame_start, d.frame_end)
     if frame_end < frame_start:

@@ -1,17 +1,30 @@
-"""Upgrade material settings saved before per-model groups (layout 1) to layout 2.
+"""Upgrade settings saved by older versions: material layout 1 to layout 2, enums by position.
 
 Layout 1 (up to commit 37ca900) stored every material parameter and the preset
 directly on ``ob.sph.material``, as ID properties named after the parameters;
 the preset was an enum index into the one list of presets. Layout 2 keeps only
 the model selector and the initial velocity there and gives each model its own
 group (``ob.sph.material.viscoelastic``) with its parameters and its presets.
+Blender still loads the old ID properties; nothing reads them any more: they
+are moved into the group of the model layout 1 had, and the material is marked
+``_layout = 2``.
 
-Blender still loads the old ID properties; nothing reads them any more. On
-file load (a persistent ``load_post`` handler) and again before every export
-(the farm command and appended objects may skip the handler) they are moved
-into the group of the model layout 1 had, and the material is marked
-``_layout = 2``. Marked materials are skipped at the cost of one lookup, so
-calling :func:`upgrade` twice changes nothing. Main thread only, like all bpy.
+Blender stores an enum as its item's number. Up to now the items were numbered
+by position (the model selector, the presets, ``choice`` parameters such as
+``springs``, a Collider's ``mode``, an Inflow's ``shape``, the surface
+``field``); now each item has a stable number derived from its identifier
+(``properties.stable_number``, always >= 2**30), so a stored number that is a
+valid position is one: :data:`POSITIONAL` says, frozen, which item each
+position meant, and it is rewritten as that item's stable number. The value
+itself tells old from new, so files saved with layout 2 (never released) and
+objects with no material stamp (Colliders, Domains) are translated the same
+way, with no new stamp.
+
+On file load (a persistent ``load_post`` handler) every object is upgraded;
+before every export each Fluid and Inflow is (the farm command and appended
+objects may skip the handler). An object with nothing old is skipped at the
+cost of a few lookups, so calling :func:`upgrade` twice changes nothing. Main
+thread only, like all bpy.
 """
 
 from __future__ import annotations
@@ -31,6 +44,8 @@ MARK = "_layout"
 # Frozen on purpose: this is what layout-1 files hold, whatever the model declares today. Layout 1
 # existed only with this model, so these values belong to it.
 _LAYOUT1_MODEL = "viscoelastic"
+# The model selector's default in every version so far: files that never changed it store nothing.
+DEFAULT_MODEL = _LAYOUT1_MODEL
 _LAYOUT1_PARAMETERS = ("stiffness", "repulsion_factor", "rest_density", "viscosity", "stiff_viscosity",
                        "viscous_stretching", "springs", "spring_stiffness", "plasticity", "yield_ratio")
 _LAYOUT1_KEYS = (*_LAYOUT1_PARAMETERS, "preset")
@@ -41,6 +56,22 @@ INITIALISED = "_initialised"
 
 # Names a model must not take: its pointer on ob.sph.material would clash with an old value.
 RESERVED_NAMES = frozenset((*_LAYOUT1_KEYS, MARK, INITIALISED))
+
+# Frozen on purpose: the items in the order the versions up to layout 2 numbered them (their
+# positions are what those files hold), whatever the declarations say today. Keyed by the path
+# of the group under ``ob.sph`` and the property name. Only add entries; never edit one.
+_OLD_PRESETS = ("honey", "jelly", "mud", "plasticine", "slime", "water")  # sorted, as the menu was
+_OLD_SPRINGS = ("none", "dynamic", "mould")  # Parameter("springs", choices=...) at 37ca900
+POSITIONAL: dict[tuple[str, str], tuple[str, ...]] = {
+    ("material", "model"): (_LAYOUT1_MODEL,),
+    (f"material.{_LAYOUT1_MODEL}", "preset"): _OLD_PRESETS,
+    (f"material.{_LAYOUT1_MODEL}", "springs"): _OLD_SPRINGS,
+    ("collider", "mode"): ("solid", "shell"),
+    ("inflow", "shape"): ("disc", "rectangle"),
+    ("domain.surface", "field"): ("clavet", "density"),
+}
+# Layout 1 kept the model's enums on ob.sph.material itself, numbered the same way.
+_LAYOUT1_ENUMS = {"preset": _OLD_PRESETS, "springs": _OLD_SPRINGS}
 
 
 def _plain(value):
@@ -53,7 +84,7 @@ def _plain(value):
 
 
 def is_current(material) -> bool:
-    """True when ``ob.sph.material`` is marked as layout 2 (or newer)."""
+    """True when ``ob.sph.material`` is marked as layout 2 (or newer): no layout-1 values left on it."""
     return material.get(MARK, 1) >= LAYOUT
 
 
@@ -63,29 +94,58 @@ def mark_current(material) -> None:
         material[MARK] = LAYOUT
 
 
-def pending(material) -> bool:
-    """True when ``ob.sph.material`` still holds layout-1 values (e.g. an object appended from an old file)."""
+def _holds_layout1(material) -> bool:
     return not is_current(material) and any(k in material for k in (*_LAYOUT1_KEYS, INITIALISED))
 
 
-def upgrade(material, keep_model: bool = False) -> bool:
-    """Move layout-1 values of ``ob.sph.material`` into its model's group; True if anything moved.
+def _group(settings, path: str):
+    """The group at ``path`` under ``ob.sph``; None when this version has no such group (a removed model)."""
+    group = settings
+    for name in path.split("."):
+        group = getattr(group, name, None)
+        if group is None:
+            return None
+    return group
 
-    Cheap and idempotent: a marked material, or one that layout 1 never filled, is left as it is.
-    Linked (library) objects cannot be written and are left too. The model selector is set to
-    the model the values belong to, unless ``keep_model`` (the artist has just chosen one).
+
+def _is_position(value, table) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(table)
+
+
+def _positions(settings) -> list[tuple[object, str, tuple[str, ...]]]:
+    """The enums under ``ob.sph`` that still hold a position: (group, property name, old items)."""
+    found = []
+    for (path, name), table in POSITIONAL.items():
+        group = _group(settings, path)
+        if group is not None and _is_position(group.get(name), table):
+            found.append((group, name, table))
+    return found
+
+
+def _set_by_identifier(group, name: str, identifier: str, ob) -> None:
+    """Store enum ``name`` as the item ``identifier`` (its stable number), raw: no update runs.
+
+    An item this version no longer has is dropped with a warning (the property reads its default).
     """
-    if is_current(material):
-        return False
-    keys = set(material.keys())
-    legacy = [k for k in _LAYOUT1_KEYS if k in keys]
-    if not legacy and INITIALISED not in keys:
-        return False
+    items = group.bl_rna.properties[name].enum_items
+    if identifier in items:
+        group[name] = items[identifier].value
+    else:
+        log.warning("%s: old setting %s=%r is not a choice of this version; the default is used",
+                    ob.name, name, identifier)
+        if name in group:
+            del group[name]
+
+
+def pending(material) -> bool:
+    """True when the object of ``ob.sph.material`` still holds old values: layout-1 values on the
+    material (e.g. an object appended from an old file) or enums stored by position."""
+    return _holds_layout1(material) or bool(_positions(material.id_data.sph))
+
+
+def _move_layout1(material, keep_model: bool) -> None:
     ob = material.id_data
-    if getattr(ob, "library", None) is not None:
-        log.warning("%s is linked from %s and keeps its old material settings until upgraded there",
-                    ob.name, ob.library.filepath)
-        return False
+    keys = set(material.keys())
     spec = SOLVERS.get(_LAYOUT1_MODEL)
     if spec is None:
         log.warning("%s: the %s model is gone; its old settings are dropped", ob.name, _LAYOUT1_MODEL)
@@ -93,36 +153,66 @@ def upgrade(material, keep_model: bool = False) -> bool:
     else:
         group = getattr(material, _LAYOUT1_MODEL)
         declared = {p.name for p in spec.parameters} | ({"preset"} if spec.presets else set())
-    for key in legacy:
+    for key in (k for k in _LAYOUT1_KEYS if k in keys):
         value = _plain(material[key])
         del material[key]
-        if key in declared:
-            # A value already in the group was set in the new panel (an object appended from an old
-            # file and edited before any load or bake): the newer edit wins.
-            if key not in group:
-                # Raw ID properties, not attributes: an enum is stored as its index (the same lists
-                # in both layouts) and setting ``preset`` as an attribute would re-apply the preset.
-                group[key] = value
-        else:
+        if key not in declared:
             log.warning("%s: old material setting %s=%r has no place in the %s model; dropped",
                         ob.name, key, value, _LAYOUT1_MODEL)
+        elif key in group:
+            # Already set in the new panel (an object appended from an old file and edited before
+            # any load or bake): the newer edit wins.
+            pass
+        elif key in _LAYOUT1_ENUMS:
+            # Stored by position in the old list: set as the item it meant.
+            if _is_position(value, _LAYOUT1_ENUMS[key]):
+                _set_by_identifier(group, key, _LAYOUT1_ENUMS[key][value], ob)
+            else:
+                log.warning("%s: old material setting %s=%r is no known choice; dropped", ob.name, key, value)
+        else:
+            # Raw ID properties, not attributes: setting ``preset`` as an attribute would re-apply
+            # the preset over the overrides.
+            group[key] = value
     if group is not None:
-        if "preset" in declared and "preset" not in keys and "preset" not in group \
-                and _LAYOUT1_DEFAULT_PRESET in spec.presets:
-            group["preset"] = sorted(spec.presets).index(_LAYOUT1_DEFAULT_PRESET)
+        if "preset" in declared and "preset" not in keys and "preset" not in group:
+            _set_by_identifier(group, "preset", _LAYOUT1_DEFAULT_PRESET, ob)
         # Layout 1 had filled the values from a preset already: do not fill them again.
         group[INITIALISED] = True
         if not keep_model:
-            # Raw: a stored enum index; assigning the attribute would run the model's update.
-            material["model"] = list(SOLVERS).index(_LAYOUT1_MODEL)
+            # Raw: assigning the attribute would run the model's update.
+            _set_by_identifier(material, "model", _LAYOUT1_MODEL, ob)
     if INITIALISED in keys:
         del material[INITIALISED]
     material[MARK] = LAYOUT
+
+
+def upgrade(material, keep_model: bool = False) -> bool:
+    """Bring the object of ``ob.sph.material`` to the current layout; True if anything changed.
+
+    Moves layout-1 values of the material into its model's group, and rewrites every enum of the
+    object's settings stored by position as its item's stable number. Cheap and idempotent: an
+    object holding neither is left as it is. Linked (library) objects cannot be written and are
+    left too. The model selector is set to the model layout-1 values belong to, unless
+    ``keep_model`` (the artist has just chosen one).
+    """
+    settings = material.id_data.sph
+    legacy = _holds_layout1(material)
+    if not legacy and not _positions(settings):
+        return False
+    ob = material.id_data
+    if getattr(ob, "library", None) is not None:
+        log.warning("%s is linked from %s and keeps its old settings until upgraded there",
+                    ob.name, ob.library.filepath)
+        return False
+    if legacy:
+        _move_layout1(material, keep_model)
+    for group, name, table in _positions(settings):
+        _set_by_identifier(group, name, table[group[name]], ob)
     return True
 
 
 def upgrade_all() -> int:
-    """Upgrade every local object of the open file; the number of objects changed."""
+    """Upgrade every local object of the open file (any role); the number of objects changed."""
     changed = 0
     for ob in bpy.data.objects:
         if ob.library is None and upgrade(ob.sph.material):
@@ -134,7 +224,7 @@ def upgrade_all() -> int:
 def _upgrade_on_load(*_args) -> None:
     changed = upgrade_all()
     if changed:
-        log.info("moved the material settings of %d objects into their model's settings", changed)
+        log.info("upgraded the settings of %d objects saved by an older version", changed)
 
 
 def register() -> None:

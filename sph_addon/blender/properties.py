@@ -170,6 +170,16 @@ def default_preset(model: str) -> str:
     return "water" if "water" in presets else (presets[0] if presets else "")
 
 
+def default_model() -> str:
+    """Viscoelastic where registered, else the first model.
+
+    Blender does not store a selector left at its default, so every file saved so far reads its
+    model from here: viscoelastic was the default (and the only model) when they were saved. The
+    first model would change with the order of ``SOLVERS``.
+    """
+    return migrate.DEFAULT_MODEL if migrate.DEFAULT_MODEL in SOLVERS else next(iter(SOLVERS))
+
+
 def model_group(material, model: str = ""):
     """The settings group of ``model`` (default: the selected one) on ``ob.sph.material``.
 
@@ -261,7 +271,7 @@ def _model_group_class(name: str, spec) -> type:
 def _material_class(models: dict[str, type]) -> type:
     """``ob.sph.material``: the model selector, the initial velocity and one group per model."""
     material_ann = {
-        "model": EnumProperty(name="Model", items=_model_items(), default=next(iter(SOLVERS)),
+        "model": EnumProperty(name="Model", items=_model_items(), default=default_model(),
                               update=_model_changed,
                               description="Material model: how the particles behave (each model has its "
                                           "own presets and parameters)"),

@@ -6,6 +6,7 @@ was before per-model groups, from the committed samples and ``old_layout.blend``
 that add-on): opening them now must export exactly the same materials.
 """
 
+import dataclasses
 import json
 import shutil
 import types
@@ -54,6 +55,10 @@ def test_old_layout_file_exports_the_same_materials(ext, tmp_path, empty_file, n
         m = ob.sph.material
         assert migrate.is_current(m) and not migrate.pending(m), ob.name
         assert not set(LAYOUT1_KEYS) & set(m.keys()), f"{ob.name}: old values left on ob.sph.material"
+    for ob in bpy.data.objects:
+        assert not migrate.pending(ob.sph.material), f"{ob.name}: an enum still stored by position"
+        if ob.sph.role == 'COLLIDER':
+            assert ob.sph.collider.mode == 'solid', "stored as position 0 by the old add-on"
     want = _fixture(name)
     first = _exported(ext, tmp_path)
     assert first["materials"] == want["materials"]
@@ -206,6 +211,100 @@ def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_f
     visco = bpy.types.Object.bl_rna.properties["sph"].fixed_type.properties["material"].fixed_type.properties
     clavet = visco["viscoelastic"].fixed_type.properties["viscosity"]
     assert clavet.name == "Viscosity" and clavet.hard_max == pytest.approx(1e5) and "[1/s]" in clavet.description
+
+
+# ---------------------------------------------------------------------------- enums stored by stable numbers
+
+def _enums(rna_struct, path=""):
+    """Every enum property under ``rna_struct`` (following pointers): dotted path -> property."""
+    out = {}
+    for prop in rna_struct.properties:
+        if prop.type == 'ENUM':
+            out[path + prop.identifier] = prop
+        elif prop.type == 'POINTER' and prop.identifier != "rna_type":
+            out.update(_enums(prop.fixed_type, f"{path}{prop.identifier}."))
+    return out
+
+
+def test_enums_from_declarations_store_the_stable_number_of_their_identifier(ext, empty_file, monkeypatch):
+    """Blender saves an enum as its item's number: each item's is derived from its identifier,
+    never from its position, so a new item cannot change what a saved number means."""
+    props = ext.sub("properties")
+    enums = _enums(bpy.types.Object.bl_rna.properties["sph"].fixed_type)
+    fixed = {"role", "collider.motion"}  # lists of the Blender layer itself, stored by position
+    declared = {"material.model", "material.viscoelastic.preset", "material.viscoelastic.springs",
+                "collider.mode", "inflow.shape", "domain.surface.field"}
+    assert declared <= set(enums) - fixed and set(enums) - fixed - declared <= {
+        f"material.{name}.{k}" for name in props.SOLVERS for k in ("preset", "springs")}
+    for path in set(enums) - fixed:
+        items = enums[path].enum_items
+        assert [i.value for i in items] == [props.stable_number(i.identifier) for i in items], path
+        assert all(2**30 <= i.value < 2**31 for i in items), f"{path}: never a position, fits an int"
+    ob = bpy.data.objects.new("probe", bpy.data.meshes.new("probe"))
+    ob.sph.material.viscoelastic.preset = "honey"
+    assert ob.sph.material.viscoelastic["preset"] == props.stable_number("honey")
+    monkeypatch.setattr(props, "stable_number", lambda identifier: 2**30)
+    with pytest.raises(ValueError, match="'a' and 'b' get the same stored number"):
+        props.numbered([("a", "A", ""), ("b", "B", "")], "test enum")
+
+
+def test_enums_stored_by_position_are_translated_once(ext, empty_file):
+    """Files saved with per-model groups before stable numbers (layout 2, never released) hold
+    positions there too: translated through the same frozen tables, idempotently."""
+    migrate = ext.sub("migrate")
+    ob = bpy.data.objects.new("probe", bpy.data.meshes.new("probe"))
+    m = ob.sph.material
+    m["model"], m["_layout"], m.viscoelastic["preset"], m.viscoelastic["springs"] = 0, 2, 0, 1
+    ob.sph.collider["mode"], ob.sph.inflow["shape"], ob.sph.domain.surface["field"] = 1, 1, 1
+    assert migrate.pending(m) and migrate.upgrade(m)
+    assert (m.model, m.viscoelastic.preset, m.viscoelastic.springs) == ("viscoelastic", "honey", "dynamic")
+    assert (ob.sph.collider.mode, ob.sph.inflow.shape, ob.sph.domain.surface.field) == ("shell", "rectangle",
+                                                                                         "density")
+    assert not migrate.pending(m) and not migrate.upgrade(m)
+
+
+def _register_properties(props, solvers, models: dict) -> None:
+    props.unregister()
+    solvers.SOLVERS.clear()
+    solvers.SOLVERS.update(models)
+    props.register()
+
+
+def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_file):
+    """A version adding a model before viscoelastic, a preset sorting before honey and a springs
+    choice before dynamic still reads a saved object as the same model, preset and choice."""
+    props, solvers, export = ext.sub("properties"), ext.core("solvers"), ext.sub("export")
+    ob = bpy.data.objects.new("Goo", bpy.data.meshes.new("Goo"))
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = 'FLUID'  # the model left at its default: not stored
+    group = ob.sph.material.viscoelastic
+    group.preset, group.springs, group.viscosity = "honey", "dynamic", 123.0
+    want = {"name": "Goo", "model": "viscoelastic", "preset": "honey",
+            "params": {"springs": "dynamic", "viscosity": 123.0}}
+    assert export._material(ob) == want
+    bpy.ops.wm.save_mainfile()
+
+    saved = dict(solvers.SOLVERS)
+    visco = saved["viscoelastic"]
+    grown = type(visco.__name__, (visco,), {
+        "presets": {"caramel": visco.presets["honey"], **visco.presets},
+        "parameters": tuple(dataclasses.replace(p, choices=("bouncy", *p.choices)) if p.name == "springs" else p
+                            for p in visco.parameters)})
+    first = _second_model(ext)
+    try:
+        _register_properties(props, solvers, {first.name: first, "viscoelastic": grown})
+        bpy.ops.wm.open_mainfile(filepath=str(saved_file))
+        material_rna = bpy.types.Object.bl_rna.properties["sph"].fixed_type.properties["material"].fixed_type
+        group_rna = material_rna.properties["viscoelastic"].fixed_type.properties
+        positions = {name: [i.identifier for i in rna.enum_items].index(value) for rna, name, value in (
+            (material_rna.properties["model"], "model", "viscoelastic"), (group_rna["preset"], "preset", "honey"),
+            (group_rna["springs"], "springs", "dynamic"))}
+        assert positions == {"model": 1, "preset": 1, "springs": 2}, "every item moved down one place"
+        goo = bpy.data.objects["Goo"]
+        assert (goo.sph.material.model, goo.sph.material.viscoelastic.preset) == ("viscoelastic", "honey")
+        assert export._material(goo) == want
+    finally:
+        _register_properties(props, solvers, saved)
 
 
 def test_error_labels_come_from_the_material_model_of_the_object(ext, tmp_path, empty_file):
