@@ -75,6 +75,9 @@ class Simulation:
     frame : the frame the state is at (starts at ``scene.frame_start``).
     h : interaction radius, m; spacing : particle spacing, m; radius : particle radius (spacing / 2), m.
     nbr, count : neighbour rows of the current substep.
+    models : one ``MaterialModel`` per model present in the scene, in registry order.
+    schemes : (integrator, its models, the material ids it advances), in ``INTEGRATORS`` order.
+    contacts : one ``ContactReport`` per collider: impulse and torque it received this frame.
 
     Parameters
     ----------
