@@ -129,11 +129,6 @@ def resolve(params: Iterable[Parameter], data: Mapping[str, Any] | None, where: 
     return out
 
 
-def defaults(params: Iterable[Parameter]) -> dict[str, Any]:
-    """The default value of every parameter."""
-    return {p.name: p.default for p in params}
-
-
 _PY_TYPES = {"bool": bool, "int": int, "float": float, "str": str, "choice": str, "vector": tuple}
 
 
