@@ -21,8 +21,8 @@ objects with no material stamp (Colliders, Domains) are translated the same
 way, with no new stamp.
 
 On file load (a persistent ``load_post`` handler) every object is upgraded;
-before every export each Fluid and Inflow is (the farm command and appended
-objects may skip the handler). An object with nothing old is skipped at the
+before every export each object of the Domain is (the farm command and
+appended objects may skip the handler). An object with nothing old is skipped at the
 cost of a few lookups, so calling :func:`upgrade` twice changes nothing. Main
 thread only, like all bpy.
 """
