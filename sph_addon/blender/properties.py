@@ -153,7 +153,8 @@ FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
 
 def model_label(name: str) -> str:
     """The artist-facing name of a registered material model."""
-    return getattr(SOLVERS[name], "label", name.title())
+    # MaterialModel declares label = "" by default: an empty label falls back to the name too.
+    return getattr(SOLVERS[name], "label", "") or name.title()
 
 
 def preset_values(model: str, preset: str) -> dict:
