@@ -4,6 +4,7 @@ Usage::
 
     python scripts/bench.py --scene dam_break [--vs splishsplash] [--seconds 1.0] [--json]
     python scripts/bench.py --scene dam_break_scaling [--steps 20] [--json]
+    python scripts/bench.py --scene dam_break_1m [--particles 1000000] [--frames 3] [--json]
     python scripts/bench.py --scene sdf_build [--json]
     python scripts/bench.py --scene surface_sphere [--vs splashsurf] [--json]
 
@@ -25,7 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "benchmarks"))
 sys.path.insert(0, str(HERE.parent))
 
-SCENES = ("dam_break", "dam_break_scaling", "sdf_build", "surface_sphere")
+SCENES = ("dam_break", "dam_break_scaling", "dam_break_1m", "sdf_build", "surface_sphere")
+DEFAULT_PARTICLES = {"surface_sphere": 100_000, "dam_break_1m": 1_000_000}
 
 
 def main(argv=None) -> int:
@@ -37,11 +39,15 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20, help="dam_break_scaling: steps per resolution")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("NUMBA_NUM_THREADS", "2")))
     ap.add_argument("--repeats", type=int, default=3, help="sdf_build / surface_sphere: timed repeats")
-    ap.add_argument("--particles", type=int, default=100_000, help="surface_sphere: particle count")
+    ap.add_argument("--particles", type=int, default=None,
+                    help="surface_sphere: particle count (100000); dam_break_1m: about this many (1000000)")
+    ap.add_argument("--frames", type=int, default=3, help="dam_break_1m: frames to run")
     ap.add_argument("--cells", type=int, default=128, help="sdf_build: grid cells along the longest axis")
     ap.add_argument("--n", type=int, default=65, help="sdf_build: mesh subdivision (12 n^2 triangles)")
     args = ap.parse_args(argv)
     os.environ.setdefault("NUMBA_NUM_THREADS", str(args.threads))
+    if args.particles is None:
+        args.particles = DEFAULT_PARTICLES.get(args.scene, 100_000)
 
     if args.scene == "dam_break":
         import simulation
@@ -51,6 +57,10 @@ def main(argv=None) -> int:
         import simulation
 
         result = simulation.run_scaling(args.steps)
+    elif args.scene == "dam_break_1m":
+        import simulation
+
+        result = simulation.run_large(args.particles, args.frames)
     elif args.scene == "sdf_build":
         import sdf
 
@@ -62,8 +72,9 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
+        width = max(map(len, result), default=0)
         for key, value in result.items():
-            print(f"{key:>24}: {value}")
+            print(f"{key:>{width}}: {value}")
     return 0
 
 

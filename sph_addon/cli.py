@@ -120,8 +120,95 @@ def _cmd_mesh(args) -> int:
     return EXIT_INPUT if failed else EXIT_OK
 
 
-_INFO_COLUMNS = {"frame", "particles", "substeps", "max_speed", "bounds_min", "bounds_max", "removed",
-                 "sdf_build_s"}
+def _pct(v) -> str:
+    """A fraction as a percentage with 2 decimals ("-" for none)."""
+    return "-" if v is None else f"{100 * v:.2f}"
+
+
+# The table of ``info``: (header, the stats keys it shows, cell). A column appears when a listed frame has
+# its first key; keys no column shows (springs, time levels, ...) follow as key=value.
+_INFO_TABLE = (
+    ("frame", ("frame",), lambda s: f"{s['frame']}"),
+    ("particles", ("particles",), lambda s: f"{s['particles']}"),
+    ("substeps", ("substeps",), lambda s: f"{s['substeps']}"),
+    ("max_speed", ("max_speed",), lambda s: f"{s['max_speed']:.3f}"),
+    ("bounds_min", ("bounds_min",), lambda s: " ".join(f"{v:6.2f}" for v in s["bounds_min"])),
+    ("bounds_max", ("bounds_max",), lambda s: " ".join(f"{v:6.2f}" for v in s["bounds_max"])),
+    ("density_err_%(mean/max)", ("density_error_mean", "density_error_max"),
+     lambda s: f"{_pct(s.get('density_error_mean'))}/{_pct(s.get('density_error_max'))}"),
+    ("passes(mean/max)", ("density_iterations", "density_iterations_max"),
+     lambda s: f"{s.get('density_iterations', 0):.1f}/{s.get('density_iterations_max', 0)}"),
+    ("capped", ("density_capped",), lambda s: f"{s.get('density_capped', 0)}"),
+    ("kinetic_J", ("kinetic_energy_j",), lambda s: f"{s.get('kinetic_energy_j', 0.0):.4g}"),
+    ("front_m", ("front_m",), lambda s: "-" if s.get("front_m") is None else f"{s['front_m']:.3f}"),
+)
+_INFO_ROWS = 20  # rows ``info`` lists by default: every Nth frame so that about this many remain, plus the last
+
+
+def _info_rows(done: list[int], every: int) -> tuple[list[int], int]:
+    """The frames to list (every ``every``-th, or automatic for 0, always the last) and the step used."""
+    step = every if every > 0 else max(1, -(-len(done) // _INFO_ROWS))
+    rows = done[::step]
+    if done and rows[-1] != done[-1]:
+        rows.append(done[-1])
+    return rows, step
+
+
+def _info_table(stats: list[dict]) -> list[str]:
+    """The header and one line per frame's stats: known columns, then the other keys as key=value."""
+    if not stats:
+        return []
+    cols = [c for c in _INFO_TABLE if any(c[1][0] in s for s in stats)]
+    shown = {k for c in cols for k in c[1]} | {"removed", "sdf_build_s"}  # removed: totals in the header
+    cells = [[cell(s) for _, _, cell in cols] for s in stats]
+    widths = [max([len(h)] + [len(r[k]) for r in cells]) for k, (h, _, _) in enumerate(cols)]
+    lines = ["  ".join(h.rjust(w) for (h, _, _), w in zip(cols, widths))]
+    for s, row in zip(stats, cells):
+        extra = " ".join(f"{k}={v}" for k, v in s.items() if k not in shown)
+        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths)) + "  " + extra)
+    return [line.rstrip() for line in lines]
+
+
+def _info_summary(stats: list[dict]) -> str:
+    """One line over every frame done: the worst density errors and passes, the peak energy, the front."""
+    def peak(key):
+        have = [s for s in stats if s.get(key) is not None]
+        return max(have, key=lambda s: s[key]) if have else None
+
+    parts = []
+    mean, top, passes = peak("density_error_mean"), peak("density_error_max"), peak("density_iterations_max")
+    if mean and top:
+        parts.append(f"density error up to {_pct(mean['density_error_mean'])} % mean (frame {mean['frame']}), "
+                     f"{_pct(top['density_error_max'])} % max (frame {top['frame']})")
+    if passes:
+        capped = sum(s.get("density_capped", 0) for s in stats)
+        parts.append(f"up to {passes['density_iterations_max']} relaxation passes per substep "
+                     f"(frame {passes['frame']}), {capped} substeps capped")
+    if (ke := peak("kinetic_energy_j")) is not None:
+        parts.append(f"kinetic energy peak {ke['kinetic_energy_j']:.4g} J (frame {ke['frame']})")
+    if any("front_m" in s for s in stats):
+        far, last = peak("front_m"), stats[-1]
+        text = "-" if last.get("front_m") is None else f"{last['front_m']:.3f} m"
+        if far is not None and far["front_m"] != last.get("front_m"):
+            text += f", furthest {far['front_m']:.3f} m (frame {far['frame']})"
+        parts.append(f"front {text} at frame {last['frame']}")
+    return f"over {len(stats)} frames: " + "; ".join(parts) if parts else ""
+
+
+def _front_description(root: Path) -> str:
+    """How the baked scene measures its front (from DIR/scene.json), or "" when it asks for none."""
+    from .core.diagnostics import parse_diagnostics
+
+    try:
+        raw = json.loads((root / "scene.json").read_text(encoding="utf-8"))
+        front = parse_diagnostics(raw.get("diagnostics")).get("front")
+    except (OSError, ValueError, AttributeError, InputError):
+        return ""
+    if front is None:
+        return ""
+    sign = "+" if front["direction"] > 0 else "-"
+    return f"front_m: leading edge of the connected liquid along {sign}{front['axis']} from " \
+           f"{front['axis']} = {front['origin']:g} m"
 
 
 def _cmd_info(args) -> int:
@@ -134,16 +221,17 @@ def _cmd_info(args) -> int:
         return EXIT_OK
     done = m["frames_done"]
     _say(f"{args.dir}: scene {m['scene']!r}, engine {m['engine_version']}, frames {m['frame_start']}-"
-          f"{m['frame_end']}, {len(done)} done{' (complete)' if m.get('complete') else ''}, "
-          f"checkpoint at {m.get('checkpoint')}, removed {m.get('removed') or 0}")
-    _say("frame  particles  substeps  max_speed  bounds_min                bounds_max               models")
-    for f in done:
-        s = m["stats"][str(f)]
-        lo = " ".join(f"{v:7.3f}" for v in s["bounds_min"])
-        hi = " ".join(f"{v:7.3f}" for v in s["bounds_max"])
-        # Whatever the models and time-stepping schemes report (springs, time levels, ...).
-        extra = " ".join(f"{k}={v}" for k, v in s.items() if k not in _INFO_COLUMNS)
-        _say(f"{f:5d}  {s['particles']:9d}  {s['substeps']:8d}  {s['max_speed']:9.3f}  {lo}   {hi}   {extra}")
+         f"{m['frame_end']}, {len(done)} done{' (complete)' if m.get('complete') else ''}, "
+         f"checkpoint at {m.get('checkpoint')}, removed {m.get('removed') or 0}")
+    stats = [m["stats"][str(f)] for f in done if str(f) in m["stats"]]
+    rows, step = _info_rows(done, args.every)
+    for line in _info_table([m["stats"][str(f)] for f in rows if str(f) in m["stats"]]):
+        _say(line)
+    if step > 1:
+        _say(f"(one frame in {step} and the last; --every 1 lists all, --json gives everything)")
+    for line in (_info_summary(stats), _front_description(cache.root)):
+        if line:
+            _say(line)
     return EXIT_OK
 
 
@@ -192,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="describe a cache directory")
     i.add_argument("dir")
     i.add_argument("--json", action="store_true", help="print the manifest")
+    i.add_argument("--every", type=int, default=0,
+                   help=f"list every Nth frame (and the last); default: about {_INFO_ROWS} rows")
     i.set_defaults(func=_cmd_info)
     v = sub.add_parser("validate", help="check a scene file")
     v.add_argument("scene")

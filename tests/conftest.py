@@ -15,7 +15,7 @@ SCENES = REPO / "scripts" / "scenes"
 def scene_dict(**overrides) -> dict:
     """A small water box in a tank; override any top-level key."""
     base = {
-        "format": "sph_addon.scene/1",
+        "format": "sph_addon.scene/2",
         "name": "test",
         "particle_spacing": 0.05,
         "frame_start": 1,

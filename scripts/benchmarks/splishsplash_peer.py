@@ -1,4 +1,4 @@
-"""Run SPlisHSPlasH's DFSPH (pysplishsplash) on the dam break and print JSON timings.
+"""Run SPlisHSPlasH's DFSPH (pysplishsplash) on the dam break and print JSON timings and its surge front.
 
 Benchmark-only: runs in the bench virtual environment (``scripts/bench.py
 --vs splishsplash`` starts it in a subprocess with ``libGLdispatch.so.0``
@@ -6,6 +6,14 @@ preloaded, which the wheel needs to import on a machine without a GPU stack).
 The scene mirrors ``scripts/scenes/dam_break.json``: a 4 x 1.5 x 3 m tank, a
 1 x 1.5 x 2 m water column against one end, particle spacing 0.05 m (radius
 0.025 m), Z up, standard parameters of SPlisHSPlasH's own DamBreak example.
+
+The surge front is measured as for our model (``martin_moyce.front``): after the
+first time step that reaches each frame time (1/30 s apart), from the fluid's
+``position`` field buffer, at that step's actual time. ``wall_s`` excludes the
+time spent measuring it. Its initial lattice lies on the bin edges (x = k times
+the spacing, in float32), so the front at T = 0 reads short (Z = 0.35 at 0.05 m:
+rounding leaves a bin empty) until the particles leave the lattice (by the first
+frame); the slope's window (T >= 1.2) is long after.
 
 Usage: python splishsplash_peer.py --seconds 1.0 --spacing 0.05 --threads 2
 """
@@ -19,6 +27,10 @@ import sys
 import tempfile
 import time
 
+import martin_moyce as mm
+import numpy as np
+
+FPS = 30.0
 UNIT_BOX_OBJ = """v -0.5 -0.5 -0.5
 v 0.5 -0.5 -0.5
 v 0.5 0.5 -0.5
@@ -85,19 +97,44 @@ def main() -> int:
                path], "SPlisHSPlasH")
     base.initSimulation()
     sim = sph.Simulation.getCurrent()
-    n = sim.getFluidModel(0).numActiveParticles()
+    fluid = sim.getFluidModel(0)
+    n = fluid.numActiveParticles()
     t1 = time.perf_counter()
     tm = sph.TimeManager.getCurrent()
-    steps = {"n": 0}
+    cfg = scene(args.spacing, args.seconds, box)
+    body, block = cfg["RigidBodies"][0], cfg["FluidBlocks"][0]
+    wall = body["translation"][0] - body["scale"][0] / 2  # the tank's back wall (x)
+    width = block["end"][0] - block["start"][0]  # a, the column's width along the surge
+    g = float(np.linalg.norm(cfg["Configuration"]["gravitation"]))
+    x0 = np.array(fluid.getFieldBuffer("position"), copy=False)[:n, 0]
+    run = {"steps": 0, "next_frame": 1, "measure_s": 0.0,
+           "fronts": [(0.0, round(mm.front(x0, wall, args.spacing) / width, 4))]}
+
     # runSimulation loops until stopAt without a GUI; timeStepNoGUI() called from
-    # Python segfaults in 2.19.0 (measured), so count steps through the callback.
-    base.setTimeStepCB(lambda: steps.__setitem__("n", steps["n"] + 1))
+    # Python segfaults in 2.19.0 (measured), so count steps (and take the front at
+    # each frame time) through the callback, which runs after every time step.
+    def after_step():
+        run["steps"] += 1
+        t = tm.getTime()
+        if t < run["next_frame"] / FPS - 1e-9:
+            return
+        m0 = time.perf_counter()
+        x = np.array(fluid.getFieldBuffer("position"), copy=False)[:fluid.numActiveParticles(), 0]
+        z = mm.front(x, wall, args.spacing)
+        run["fronts"].append((round(mm.nondim_time(t, width, g), 4), round(z / width, 4)))
+        while run["next_frame"] / FPS <= t + 1e-9:
+            run["next_frame"] += 1
+        run["measure_s"] += time.perf_counter() - m0
+
+    base.setTimeStepCB(after_step)
     base.runSimulation()
-    steps = steps["n"]
     t2 = time.perf_counter()
+    simulated = tm.getTime()  # read before cleanup(), which frees the time manager
     base.cleanup()
-    json.dump({"particles": int(n), "init_s": t1 - t0, "wall_s": t2 - t1, "steps": steps,
-               "simulated_s": tm.getTime()}, sys.stdout)
+    slope = mm.front_slope(run["fronts"])
+    json.dump({"particles": int(n), "init_s": t1 - t0, "wall_s": t2 - t1 - run["measure_s"], "steps": run["steps"],
+               "simulated_s": simulated, "front_slope": slope, "front_error": mm.front_error(slope),
+               "fronts": run["fronts"]}, sys.stdout)
     print()
     return 0
 

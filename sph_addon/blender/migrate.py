@@ -20,6 +20,15 @@ itself tells old from new, so files saved with layout 2 (never released) and
 objects with no material stamp (Colliders, Domains) are translated the same
 way, with no new stamp.
 
+Parameters a model no longer declares (:data:`REMOVED`: the viscoelastic
+model's ``stiffness``, ``repulsion_factor`` and ``rest_density``, replaced by
+physical units in scene format 2) may still be stored, on the material (layout
+1) or in the model's group. Their values cannot be converted (the new
+parameters measure something else); they are dropped, with one console note
+(a logged warning) per object naming them and what replaced them. The scene file
+refuses them instead (``core.scene.REMOVED_PARAMETERS``): only the add-on drops
+values silently enough to need the note.
+
 On file load (a persistent ``load_post`` handler) every object is upgraded;
 before every export each object of the Domain is (the farm command and
 appended objects may skip the handler). An object with nothing old is skipped at the
@@ -53,6 +62,19 @@ _LAYOUT1_KEYS = (*_LAYOUT1_PARAMETERS, "preset")
 _LAYOUT1_DEFAULT_PRESET = "water"
 # Set on the material when layout 1 first filled it from a preset; layout 2 keeps it per model group.
 INITIALISED = "_initialised"
+
+# Parameters a model no longer declares, per model: name -> what replaced it, in the panel's words.
+# Stored values of these are dropped on upgrade with one note per object. Only add entries.
+REMOVED: dict[str, dict[str, str]] = {
+    "viscoelastic": {
+        "stiffness": "Clavet's stiffness is now derived from Density Error (the largest mean compression, "
+                     "e.g. 0.01)",
+        "repulsion_factor": "the near-pressure is now derived from the Domain's Particle Spacing and Interaction "
+                            "Radius",
+        "rest_density": "cohesion is now Surface Tension in N/m (water 0.072; a Rest Density above 1 was "
+                        "stronger cohesion)",
+    },
+}
 
 # Names a model must not take: its pointer on ob.sph.material would clash with an old value.
 RESERVED_NAMES = frozenset((*_LAYOUT1_KEYS, MARK, INITIALISED))
@@ -143,9 +165,11 @@ def pending(material) -> bool:
     return _holds_layout1(material) or bool(_positions(material.id_data.sph))
 
 
-def _move_layout1(material, keep_model: bool) -> None:
+def _move_layout1(material, keep_model: bool, dropped: dict[str, object]) -> None:
+    """Move layout-1 values into the model's group; removed parameters go to ``dropped`` (name -> value)."""
     ob = material.id_data
     keys = set(material.keys())
+    removed = REMOVED.get(_LAYOUT1_MODEL, {})
     spec = SOLVERS.get(_LAYOUT1_MODEL)
     if spec is None:
         log.warning("%s: the %s model is gone; its old settings are dropped", ob.name, _LAYOUT1_MODEL)
@@ -156,7 +180,9 @@ def _move_layout1(material, keep_model: bool) -> None:
     for key in (k for k in _LAYOUT1_KEYS if k in keys):
         value = _plain(material[key])
         del material[key]
-        if key not in declared:
+        if key in removed and key not in declared:
+            dropped[key] = value
+        elif key not in declared:
             log.warning("%s: old material setting %s=%r has no place in the %s model; dropped",
                         ob.name, key, value, _LAYOUT1_MODEL)
         elif key in group:
@@ -197,18 +223,51 @@ def upgrade(material, keep_model: bool = False) -> bool:
     """
     settings = material.id_data.sph
     legacy = _holds_layout1(material)
-    if not legacy and not _positions(settings):
+    if not legacy and not _positions(settings) and not _removed_values(material):
         return False
     ob = material.id_data
     if getattr(ob, "library", None) is not None:
-        log.warning("%s is linked from %s and keeps its old settings until upgraded there",
-                    ob.name, ob.library.filepath)
+        if legacy or _positions(settings):
+            log.warning("%s is linked from %s and keeps its old settings until upgraded there",
+                        ob.name, ob.library.filepath)
+        # Removed parameters alone are harmless: nothing reads them (the export reads declared ones).
         return False
+    dropped: dict[str, dict[str, object]] = {}  # model -> removed parameter -> value
     if legacy:
-        _move_layout1(material, keep_model)
+        _move_layout1(material, keep_model, dropped.setdefault(_LAYOUT1_MODEL, {}))
     for group, name, table in _positions(settings):
         _set_by_identifier(group, name, table[group[name]], ob)
+    for group, model, name in _removed_values(material):
+        dropped.setdefault(model, {}).setdefault(name, _plain(group[name]))
+        del group[name]
+    if any(dropped.values()):
+        _note_dropped(ob, dropped)
     return True
+
+
+def _removed_values(material) -> list[tuple[object, str, str]]:
+    """Values of removed parameters stored in a model's group: (group, model, name)."""
+    found = []
+    for model, removed in REMOVED.items():
+        group = getattr(material, model, None)
+        if group is None:
+            continue
+        declared = group.bl_rna.properties
+        found += [(group, model, name) for name in removed if name in group and name not in declared]
+    return found
+
+
+def _show(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def _note_dropped(ob, dropped: dict[str, dict[str, object]]) -> None:
+    """One console note for the object: which saved settings were dropped and what replaced each."""
+    several = sum(1 for values in dropped.values() if values) > 1
+    parts = [f"{f'{model} ' if several else ''}{name}={_show(value)}: {REMOVED[model][name]}"
+             for model, values in dropped.items() for name, value in values.items()]
+    log.warning("%s: material settings of an older version were dropped (they cannot be converted): %s",
+                ob.name, "; ".join(parts))
 
 
 def upgrade_all() -> int:

@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+import functools
+import math
+
 import bpy
 
+from ..core.solvers import liquid_units
 from . import baking, export, jobs, migrate
 from . import properties as props
 
@@ -175,6 +179,84 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
         _draw_params(box, group, props.SOLVERS[m.model].parameters)
 
 
+@functools.lru_cache(maxsize=16)
+def _lattice_sums(spacing: float, h: float) -> tuple[float, float, float, float]:
+    """ρ0, ρ0^near, k Δt², k^near Δt² at a spacing and radius (cached: panels redraw often)."""
+    return (*liquid_units.rest_densities(spacing, h), *liquid_units.relaxation_gains(spacing, h))
+
+
+def clavet_constants(scene, ob) -> dict:
+    """Clavet's constants a bake derives for ``ob``'s viscoelastic material (``liquid_units``), for display.
+
+    From the scene's Domain (the active one if it is a Domain, else the first): its particle spacing,
+    interaction radius (support factor) and substeps; the declared defaults without a Domain. The
+    substep is an estimate: the fixed Substeps, or the automatic count for liquid at rest (gravity
+    under the CFL rule, within Min/Max Substeps); a faster flow takes more substeps, and the
+    equivalent stiffness k = (k Δt²) / Δt² grows with them (the gain k Δt² is what the bake keeps).
+    """
+    found = export.domains(scene)
+    active = bpy.context.view_layer.objects.active if getattr(bpy.context, "view_layer", None) else None
+    domain = active if active in found else (found[0] if found else None)
+    top = props.by_name(props.TOP_PARAMETERS)
+    sim = {p.name: p.default for p in props.SIMULATION_PARAMETERS}
+    spacing = top["particle_spacing"].default
+    gravity = sim["gravity"]
+    if domain is not None:
+        d = domain.sph.domain
+        spacing = export.spacing(domain)
+        sim.update(export.values(d, props.DOMAIN_SIMULATION))
+        if not d.use_scene_gravity:
+            gravity = tuple(d.gravity)
+        else:
+            gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+    h = sim["support_factor"] * spacing
+    frame_dt = scene.render.fps_base / scene.render.fps
+    automatic = sim["substeps"] <= 0
+    if automatic:
+        at_rest = math.ceil(math.hypot(*gravity) * frame_dt**2 / (sim["cfl"] * spacing) - 1e-9)
+        substeps = int(min(max(at_rest, sim["min_substeps"]), sim["max_substeps"]))
+    else:
+        substeps = int(sim["substeps"])
+    dt = frame_dt / substeps
+    rho0, rho0_near, gain, gain_near = _lattice_sums(float(spacing), float(h))
+    group = ob.sph.material.viscoelastic
+    cohesion = liquid_units.cohesion_coefficient(group.surface_tension, group.density, spacing, h)
+    return {"domain": domain.name if domain is not None else "", "spacing": spacing, "h": h,
+            "substeps": substeps, "automatic": automatic, "dt": dt, "rest_density": rho0,
+            "rest_density_near": rho0_near, "gain": gain, "gain_near": gain_near, "stiffness": gain / dt**2,
+            "stiffness_near": gain_near / dt**2, "cohesion": cohesion}
+
+
+class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
+    """Clavet's constants as the bake derives them from the physical parameters: read-only."""
+
+    bl_label = "Derived (Clavet)"
+    bl_parent_id = "SPH_PT_material"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return cls.role_is(context, 'FLUID', 'INFLOW') and context.object.sph.material.model == "viscoelastic"
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        try:
+            c = clavet_constants(context.scene, context.object)
+        except Exception as exc:  # a panel must draw whatever the scene holds
+            col.label(text=f"Not available: {exc}", icon='ERROR')
+            return
+        where = f"Domain {c['domain']}" if c["domain"] else "no Domain: default spacing"
+        when = "estimate for liquid at rest" if c["automatic"] else "fixed"
+        for text in (
+                f"Spacing {c['spacing']:.4g} m, radius h {c['h']:.4g} m ({where})",
+                f"Rest density ρ0 {c['rest_density']:.4g}, near {c['rest_density_near']:.4g} (lattice sums)",
+                f"Gains k Δt² {c['gain']:.4g} m, k_near Δt² {c['gain_near']:.4g} m",
+                f"{c['substeps']} substeps per frame ({when}): Δt {1000 * c['dt']:.3g} ms",
+                f"Stiffness k {c['stiffness']:.4g} m/s², k_near {c['stiffness_near']:.4g} m/s²",
+                f"Cohesion {c['cohesion']:.4g} m/s² (from Surface Tension)"):
+            col.label(text=text)
+
+
 class SPH_PT_collider(_RolePanel, bpy.types.Panel):
     bl_label = "Collider"
     roles = ('COLLIDER',)
@@ -188,7 +270,7 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
 
 
 _classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_surface, SPH_PT_material,
-            SPH_PT_collider)
+            SPH_PT_material_derived, SPH_PT_collider)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)

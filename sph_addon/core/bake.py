@@ -25,7 +25,7 @@ from .cache import CacheDir
 from .durations import eta_seconds
 from .errors import InputError, SimulationError
 from .jsonfile import read_json
-from .scene import Scene, parse_scene
+from .scene import FORMAT, Scene, parse_scene
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,10 @@ def _read_stored(cache: CacheDir) -> dict:
 
 
 def _stored_raw(scene: Scene) -> dict:
+    """The scene as the cache stores it: the frames baked, in the current format (an older file that
+    loaded is the same scene in it: see ``scene.READABLE_FORMATS``)."""
     raw = copy.deepcopy(scene.raw)
+    raw["format"] = FORMAT
     raw["frame_start"], raw["frame_end"] = scene.frame_start, scene.frame_end
     return raw
 

@@ -37,9 +37,9 @@ REAL = np.float64
 # is refused before anything is allocated; the scene may raise it.
 DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 
-# Longest stable pass of the sequential density relaxation: dt <= factor * sqrt(h / k)
-# (measured limit ~0.2-0.26; see ViscoelasticModel.relaxation_passes).
-RELAXATION_DT_FACTOR = 0.2
+# Relaxation passes per substep grow as (Δt)^exponent at a given flow (ViscoelasticModel.
+# expected_iterations); measured on the dam break.
+ITERATIONS_DT_EXPONENT = 2.0
 # Cost of one relaxation pass relative to the rest of a substep (neighbour search, viscosity,
 # collisions), measured on the dam break: 2.0 ms against 14 ms.
 RELAXATION_PASS_COST = 0.14

@@ -1,10 +1,17 @@
-"""The scene file (``sph_addon.scene/1``): loading, validation, resolution.
+"""The scene file (``sph_addon.scene/2``): loading, validation, resolution.
 
 Every field is declared (``params.Parameter``) here or in the registries of
 models, sources and colliders; ``docs/scene_format.md`` is generated from the
 same declarations (``python -m sph_addon schema``). Validation happens before
 any work: the first bad field raises :class:`InputError` with its JSON path,
 e.g. ``materials[1].params.viscosity: must be at least 0, got -3``.
+
+Format 2 differs from format 1 only in the ``viscoelastic`` model's parameters:
+``stiffness``, ``repulsion_factor`` and ``rest_density`` are gone (Clavet's
+constants are derived from ``density_error``, the spacing and
+``surface_tension``; see ``solvers/liquid_units.py``). Format-1 files are still
+read; one that overrides a removed parameter is refused at that field's path
+with what replaced it (:data:`REMOVED_PARAMETERS`), never run with other physics.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 
 from . import config
 from .colliders import COLLIDERS, COMMON_PARAMETERS
+from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
 from .params import Parameter, resolve, typed
@@ -23,7 +31,25 @@ from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count
 from .state import bytes_per_particle
 
-FORMAT = "sph_addon.scene/1"
+FORMAT = "sph_addon.scene/2"
+# Formats read: every older one still accepted (written files are always FORMAT).
+READABLE_FORMATS = ("sph_addon.scene/1", FORMAT)
+
+# Material parameters removed by a format, per model: name -> what replaced it and how to convert.
+# A file overriding one is refused at its JSON path with this hint, in any format (a format-2 file
+# copied from an old one gets the hint too instead of a bare "unknown field").
+REMOVED_PARAMETERS: dict[str, dict[str, str]] = {
+    "viscoelastic": {
+        "stiffness": "removed in scene format 2: Clavet's stiffness is now derived from density_error (largest "
+                     "mean compression, e.g. 0.01); delete this field and set density_error",
+        "repulsion_factor": "removed in scene format 2: Clavet's near-pressure stiffness is now derived from the "
+                            "particle spacing and support_factor (it keeps particles apart at any resolution); "
+                            "delete this field (density_error sets how incompressible the liquid is)",
+        "rest_density": "removed in scene format 2: the rest density is now the density of the particle lattice "
+                        "and cohesion is now surface_tension in N/m (water 0.072; a rest_density above 1 was "
+                        "stronger cohesion: raise surface_tension); delete this field and set surface_tension",
+    },
+}
 
 TOP_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "scene", description="A name for messages and the cache manifest."),
@@ -59,7 +85,7 @@ DOMAIN_PARAMETERS: tuple[Parameter, ...] = (
 
 MATERIAL_KEYS = ("name", "model", "preset", "params")
 SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materials", "sources", "colliders",
-                                                  "domain", "surface"}
+                                                  "domain", "surface", "diagnostics"}
 # Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
 # springs (~24 slots of id + rest length) and the cache writer's float32 copy.
 _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
@@ -92,6 +118,7 @@ class Scene:
     surface: dict[str, Any]
     base_dir: Path = field(default=Path("."))
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    diagnostics: dict[str, Any] = field(default_factory=dict)  # {"front": {...}} if asked (diagnostics.py)
 
     @property
     def h(self) -> float:
@@ -124,8 +151,9 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     if not isinstance(data, dict):
         raise InputError("$", "the scene must be a JSON object")
     fmt = data.get("format")
-    if fmt != FORMAT:
-        raise InputError("format", f"expected {FORMAT!r}, got {fmt!r}")
+    if fmt not in READABLE_FORMATS:
+        older = ", ".join(map(repr, READABLE_FORMATS[:-1]))
+        raise InputError("format", f"expected {FORMAT!r} (or the older {older}), got {fmt!r}")
     for key in data:
         if key not in SCENE_KEYS:
             raise InputError(key, f"unknown field; known fields: {', '.join(sorted(SCENE_KEYS))}")
@@ -162,7 +190,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,
-                  base_dir=base_dir, raw=data)
+                  base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")))
     _check_memory(scene)
     return scene
 
@@ -200,11 +228,23 @@ def _materials(items: Any) -> list[Material]:
         if preset and preset not in spec.presets:
             raise InputError(f"{where}.preset",
                              f"unknown preset {preset!r}; available: {', '.join(sorted(spec.presets))}")
+        _refuse_removed(spec, model, item.get("params"), f"{where}.params")
         base = {p.name: p.default for p in spec.parameters}
         base.update(spec.presets.get(preset, {}))
         params = typed(spec.Params, resolve(spec.parameters, item.get("params"), f"{where}.params", base=base))
         out.append(Material(name, model, preset, params))
     return out
+
+
+def _refuse_removed(spec, model: str, params: Any, where: str) -> None:
+    """Refuse an override of a parameter an older format had (REMOVED_PARAMETERS) with how to convert it."""
+    removed = REMOVED_PARAMETERS.get(model, {})
+    if not isinstance(params, dict):
+        return  # resolve() says what is wrong
+    declared = {p.name for p in spec.parameters}
+    for key in params:
+        if key in removed and key not in declared:
+            raise InputError(f"{where}.{key}", removed[key])
 
 
 def _source(item: Any, where: str, material_names: list[str], base_dir: Path) -> tuple[str, dict]:

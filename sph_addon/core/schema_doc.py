@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from .colliders import COLLIDERS, COMMON_PARAMETERS
+from .diagnostics import FRONT_PARAMETERS
 from .params import Parameter
-from .scene import DOMAIN_PARAMETERS, FORMAT, SIMULATION_PARAMETERS, TOP_PARAMETERS
+from .scene import (
+    DOMAIN_PARAMETERS,
+    FORMAT,
+    READABLE_FORMATS,
+    REMOVED_PARAMETERS,
+    SIMULATION_PARAMETERS,
+    TOP_PARAMETERS,
+)
 from .solvers import SOLVERS
 from .sources import SOURCES
 
@@ -36,11 +44,15 @@ def scene_format_markdown() -> str:
         "",
         "## Top level",
         "",
-        "`format` (required): the string `" + FORMAT + "`.",
+        "`format` (required): the string `" + FORMAT + "`. Older files ("
+        + ", ".join(f"`{f}`" for f in READABLE_FORMATS[:-1])
+        + ") still load: they differ only in the removed parameters listed below, and a file that sets one is "
+          "refused at its path with what replaced it.",
         "",
         *_table(TOP_PARAMETERS),
         "",
-        "Other top-level fields: `simulation`, `materials`, `sources`, `colliders`, `domain`, `surface`.",
+        "Other top-level fields: `simulation`, `materials`, `sources`, `colliders`, `domain`, `surface`,",
+        "`diagnostics`.",
         "",
         "## `simulation`",
         "",
@@ -60,6 +72,11 @@ def scene_format_markdown() -> str:
         if model.cache_fields:
             out += ["Extra per-particle fields in the particle frames: " + "; ".join(
                 f"`{f.name}` ({f.dtype}): {f.description}" for f in model.cache_fields) + ".", ""]
+    for name, removed in REMOVED_PARAMETERS.items():
+        if removed:
+            out += [f"Removed parameters of model `{name}` (refused with this message):", ""]
+            out += [f"- `{key}`: {hint}." for key, hint in removed.items()]
+            out.append("")
     out += ["## `sources` (list, at least one)", "", "Each item has a `type`:", ""]
     for kind, params in SOURCES.items():
         out += [f"### `{kind}`", "", *_table(params), ""]
@@ -76,4 +93,15 @@ def scene_format_markdown() -> str:
     out += ["## `domain` (optional)", "", "Particles outside this box are removed and counted in the manifest.",
             "", *_table(DOMAIN_PARAMETERS), "", "## `surface` (optional)", "",
             "Settings of the meshing stage; see `docs/surface.md`.", ""]
+    out += ["## `diagnostics` (optional)", "",
+            "Extra per-frame statistics written to the manifest (`stats[frame]`) and shown by `info`. Every frame",
+            "also records `kinetic_energy_j` (Σ ½ m v², J; particle mass = the material's `density` × spacing³;",
+            "1000 kg/m³ for a model without one) and the models' own statistics (e.g. the density relaxation's",
+            "`density_error_mean`/`_max`, `density_iterations`/`_max`, `density_capped`).",
+            "", "### `front` (optional)", "",
+            "Records `front_m` per frame: the leading edge of the connected liquid along `axis`, in metres from",
+            "`origin`. Positions are binned in slabs one particle spacing wide from the origin; the front is the far",
+            "edge of the first contiguous run of occupied slabs, so droplets detached ahead do not count (`null`",
+            "while no particle is ahead of the origin). Example: `\"diagnostics\": {\"front\": {\"axis\": \"x\"}}`.",
+            "", *_table(FRONT_PARAMETERS), ""]
     return "\n".join(out)

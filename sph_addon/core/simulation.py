@@ -32,6 +32,7 @@ from . import config
 from .colliders import COLLIDERS, BuildContext, Collider, Shape
 from .colliders.motion import motion_from_scene
 from .colliders.response import ContactReport
+from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import N_COLOURS, NeighborSearch
@@ -63,6 +64,55 @@ class FrameStats:
                 "max_speed": round(self.max_speed, 6), "bounds_min": [round(b, 6) for b in self.bounds_min],
                 "bounds_max": [round(b, 6) for b in self.bounds_max], "removed": self.removed,
                 **self.extra, "sdf_build_s": round(self.sdf_build_s, 6)}
+
+
+class Walls:
+    """The colliders as they stand at one time, queried by the models (``StepContext.walls``)."""
+
+    def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]]):
+        self.placed = placed
+        # Per collider: velocity changes the models' boundary terms gave particles this substep.
+        self.given: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def received(self, x: np.ndarray, dv: np.ndarray) -> None:
+        """Record the velocity changes ``dv`` (n,3) that the colliders' boundary terms gave the
+        particles at ``x``; each particle's goes to its nearest collider (``Simulation`` adds the
+        equal and opposite impulse to that collider's contact report)."""
+        moved = np.flatnonzero(np.any(dv != 0.0, axis=1))
+        if not len(moved):
+            return
+        pts = np.ascontiguousarray(x[moved])
+        dists = np.stack([self._distance_to(c, rot, pos, pts) for c, rot, pos in self.placed])
+        nearest = np.argmin(dists, axis=0)
+        for k in range(len(self.placed)):
+            mine = moved[nearest == k]
+            if len(mine):
+                self.given.append((k, x[mine], dv[mine]))
+
+    @staticmethod
+    def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
+        from .colliders.response import distances
+
+        d = np.empty(len(points))
+        distances(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray((points - pos) @ rot), d)
+        return d
+
+    def distance(self, points: np.ndarray) -> np.ndarray:
+        """(k,) signed distance (m) from each point to the nearest collider surface, negative inside."""
+        best = np.full(len(points), np.inf)
+        for c, rot, pos in self.placed:
+            np.minimum(best, self._distance_to(c, rot, pos, points), out=best)
+        return best
+
+    def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
+        """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``)."""
+        from .colliders.response import solid_share
+
+        share = np.zeros((len(centres), len(offsets)))
+        for c, rot, pos in self.placed:
+            solid_share(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
+                        np.ascontiguousarray(pos, np.float64), centres, offsets, spacing, share)
+        return share
 
 
 class Simulation:
@@ -247,13 +297,22 @@ class Simulation:
         st.permute(order)
         predicted = predicted[order]
         self.nbr, self.count = self.ns.lists(predicted, self.h)
+        walls = self._walls_at(t + dt) if self.colliders else None
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour, n_colours=N_COLOURS,
-                          next_id=st.next_id, resize=st.resize_trailing)
+                          next_id=st.next_id, resize=st.resize_trailing, walls=walls)
         for scheme, models, mats in self.schemes:
             scheme.advance(ctx, models, self._scheme_particles(mats), t, self._collide)
+        if walls is not None:
+            for k, x, dv in walls.given:
+                self._add_contact(k, x, dv, walls.placed[k][2])
         st.time = t + dt
         self._apply_domain()
+
+    def _walls_at(self, t: float) -> Walls:
+        """``StepContext.walls`` for the colliders as they stand at time ``t`` (s)."""
+        frame = self._frame_at(t)
+        return Walls([(c, *c.transform(frame)) for c in self.colliders])
 
     def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
         """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].
@@ -264,7 +323,7 @@ class Simulation:
         """
         if not self.colliders:
             return
-        from .colliders.response import collide, impulse_and_torque
+        from .colliders.response import collide
 
         st = self.state
         x, x_prev = st.x, st.arrays["x_prev"]
@@ -278,13 +337,19 @@ class Simulation:
             r1, t1 = c.transform(f1)
             collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
-            impulse, torque = impulse_and_torque(x, self._dv, t1)
-            prev = self.contacts[k]
-            # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
-            self.contacts[k] = ContactReport(c.name, prev.impulse + impulse,
-                                             prev.torque + np.cross(prev.center - t1, prev.impulse) + torque, t1)
+            self._add_contact(k, x, self._dv, t1)
         if idx is not None:
             st.x[idx] = x
+
+    def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray) -> None:
+        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x``."""
+        from .colliders.response import impulse_and_torque
+
+        impulse, torque = impulse_and_torque(x, dv, center)
+        prev = self.contacts[k]
+        # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
+        self.contacts[k] = ContactReport(prev.name, prev.impulse + impulse,
+                                         prev.torque + np.cross(prev.center - center, prev.impulse) + torque, center)
 
     def _apply_domain(self) -> None:
         dom = self.scene.domain
@@ -349,6 +414,7 @@ class Simulation:
             extra.update(model.frame_stats(world))
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
+        extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, sdf_build_s, extra)

@@ -3,7 +3,9 @@ model, and files saved with the old single group (layout 1) keeping their settin
 
 The fixtures in tests/data/exported/ were recorded by ``record_exports.py`` with the add-on as it
 was before per-model groups, from the committed samples and ``old_layout.blend`` (all saved with
-that add-on): opening them now must export exactly the same materials.
+that add-on): opening them now must export exactly the same materials, less the parameters removed
+since (scene format 2: ``stiffness``, ``repulsion_factor``, ``rest_density``), which are dropped
+with one console note per object.
 """
 
 import dataclasses
@@ -20,7 +22,15 @@ LAYOUT1_KEYS = ("stiffness", "viscosity", "springs", "preset")
 
 
 def _fixture(name: str) -> dict:
-    return json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
+    """What the old add-on exported, less the parameters this version no longer has (dropped on load)."""
+    data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
+    for m in data["materials"]:
+        m["params"] = {k: v for k, v in m["params"].items() if k not in REMOVED.get(m["model"], {})}
+    return data
+
+
+# Removed from the viscoelastic model by scene format 2; still in the fixtures and the old files.
+REMOVED = {"viscoelastic": ("stiffness", "repulsion_factor", "rest_density")}
 
 
 def _open_copy(name: str, tmp_path):
@@ -94,9 +104,9 @@ def test_appended_old_object_is_upgraded_at_export_and_panel_edits_win(ext, tmp_
     goo = dst.objects[0]
     bpy.context.scene.collection.objects.link(goo)
     assert migrate.pending(goo.sph.material)
-    goo.sph.material.viscoelastic.stiffness = 350.0
+    goo.sph.material.viscoelastic.density_error = 0.02
     assert export._material(goo) == {"name": "Goo", "model": "viscoelastic", "preset": "honey",
-                                     "params": {"springs": "dynamic", "stiffness": 350.0, "viscosity": 123.0,
+                                     "params": {"density_error": 0.02, "springs": "dynamic", "viscosity": 123.0,
                                                 "viscous_stretching": False}}
     assert not migrate.pending(goo.sph.material)
 
@@ -110,6 +120,84 @@ def test_linked_old_object_is_refused_not_exported_with_defaults(ext, tmp_path, 
     assert not migrate.upgrade(goo.sph.material) and migrate.pending(goo.sph.material)
     with pytest.raises(export.ExportError, match="Goo: is linked from a file saved by an older version"):
         export._material(goo)
+
+
+# ---------------------------------------------------------------------------- removed parameters
+
+def _drop_notes(caplog) -> dict[str, str]:
+    """The migration's notes about dropped settings: object name -> message (one each, checked)."""
+    notes = {}
+    for record in caplog.records:
+        text = record.getMessage()
+        if record.name.endswith(".migrate") and "were dropped" in text:
+            name = text.split(":", 1)[0]
+            assert name not in notes, f"two notes for {name}: {notes[name]!r} and {text!r}"
+            notes[name] = text
+    return notes
+
+
+def test_removed_parameters_in_old_files_are_dropped_with_one_note_per_object(ext, tmp_path, empty_file, caplog):
+    """old_layout.blend stored stiffness=500 on the Spout (and the presets' stiffness and repulsion_factor on
+    every emitter): the file opens, they are dropped with one note per object naming them and their
+    replacement, and the export holds only current parameters."""
+    migrate = ext.sub("migrate")
+    caplog.set_level("WARNING")
+    _open_copy("old_layout", tmp_path)
+    notes = _drop_notes(caplog)
+    assert set(notes) == {ob.name for ob in _emitters()} == {"Goo", "Plain", "Spout"}
+    spout = notes["Spout"]
+    assert "stiffness=500:" in spout and "derived from Density Error" in spout, spout
+    assert "repulsion_factor=2:" in spout and "Interaction Radius" in spout, spout
+    for ob in _emitters():
+        group = ob.sph.material.viscoelastic
+        assert not set(REMOVED["viscoelastic"]) & set(group.keys()), f"{ob.name}: removed values kept"
+    caplog.clear()
+    data = _exported(ext, tmp_path)
+    assert not _drop_notes(caplog), "noted once: the values are gone after the first upgrade"
+    assert data == {k: v for k, v in _fixture("old_layout").items() if k != "recorded_with"}
+    assert not any(migrate.upgrade(ob.sph.material) for ob in _emitters())
+
+
+def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, caplog):
+    """A file saved with per-model groups before format 2 holds the removed values in the group itself."""
+    migrate, export = ext.sub("migrate"), ext.sub("export")
+    ob = bpy.data.objects.new("Slime", bpy.data.meshes.new("Slime"))
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = 'FLUID'
+    group = ob.sph.material.viscoelastic
+    group.preset, group.viscosity = "slime", 12.0
+    group["stiffness"], group["repulsion_factor"], group["rest_density"] = 300.0, 2.0, 1.1
+    caplog.set_level("WARNING")
+    assert migrate.upgrade(ob.sph.material)
+    note = _drop_notes(caplog)["Slime"]
+    assert "rest_density=1.1: cohesion is now Surface Tension in N/m" in note
+    assert "stiffness=300:" in note and "repulsion_factor=2:" in note
+    assert not set(REMOVED["viscoelastic"]) & set(group.keys())
+    assert group.viscosity == pytest.approx(12.0) and group.preset == "slime", "current values are kept"
+    caplog.clear()
+    group["stiffness"] = 450.0  # e.g. appended after the load handler ran: the export drops it itself
+    assert export._material(ob) == {"name": "Slime", "model": "viscoelastic", "preset": "slime",
+                                    "params": {"viscosity": 12.0}}
+    assert "stiffness=450:" in _drop_notes(caplog)["Slime"]
+    assert not migrate.upgrade(ob.sph.material)
+
+
+def test_linked_object_with_removed_values_still_exports(ext, tmp_path, saved_file):
+    """Removed values cannot be deleted from a linked object, and need not be: nothing reads them."""
+    export = ext.sub("export")
+    ob = bpy.data.objects.new("Water", bpy.data.meshes.new("Water"))
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = 'FLUID'
+    ob.sph.material.viscoelastic["stiffness"] = 300.0
+    library = tmp_path / "library.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_src, dst):
+        dst.objects = ["Water"]
+    water = dst.objects[0]
+    bpy.context.scene.collection.objects.link(water)
+    assert water.library is not None and "stiffness" in water.sph.material.viscoelastic
+    assert export._material(water) == {"name": "Water", "model": "viscoelastic", "preset": "water", "params": {}}
 
 
 # ---------------------------------------------------------------------------- one group per model

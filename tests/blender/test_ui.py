@@ -119,3 +119,51 @@ def test_domain_panel_shows_the_cache_state(ext, saved_file):
     cache.manifest_path.write_text("{damaged")
     labels = [text for kind, text in _draw_all(ext, ob) if kind == "label"]
     assert any(str(cache.manifest_path) in text and "unreadable manifest" in text for text in labels), labels
+
+
+def test_derived_clavet_constants_are_shown_read_only(ext, saved_file):
+    """The collapsed "Derived (Clavet)" sub-panel lists what the bake derives, from the Domain's settings."""
+    ui, units = ext.sub("ui"), ext.core("solvers.liquid_units")
+    assert ui.SPH_PT_material_derived.bl_options == {'DEFAULT_CLOSED'}
+    assert ui.SPH_PT_material_derived.bl_parent_id == "SPH_PT_material"
+    bpy.ops.mesh.primitive_cube_add(size=4.0)
+    domain = bpy.context.object
+    domain.name, domain.sph.role = "Tank", 'DOMAIN'
+    d = domain.sph.domain
+    d.particle_spacing, d.support_factor, d.substeps = 0.04, 2.5, 8
+    bpy.ops.mesh.primitive_cube_add(size=0.5)
+    ob = bpy.context.object
+    ob.sph.role = 'FLUID'
+    ob.sph.material.viscoelastic.surface_tension = 0.05
+    log = _draw_all(ext, ob)
+    assert ("prop", "rest_density") not in log and ("prop", "stiffness") not in log, "nothing editable"
+    labels = [text for kind, text in log if kind == "label"]
+    c = ui.clavet_constants(bpy.context.scene, ob)
+    s, h = 0.04, 0.1
+    dt = 1.0 / (bpy.context.scene.render.fps * 8)
+    rho0, rho0_near = units.rest_densities(s, h)
+    gain, gain_near = units.relaxation_gains(s, h)
+    assert (c["domain"], c["substeps"], c["automatic"]) == ("Tank", 8, False)
+    assert c["spacing"] == pytest.approx(s) and c["h"] == pytest.approx(h) and c["dt"] == pytest.approx(dt)
+    assert c["rest_density"] == pytest.approx(rho0) and c["rest_density_near"] == pytest.approx(rho0_near)
+    assert c["gain"] == pytest.approx(gain) and c["gain_near"] == pytest.approx(gain_near)
+    assert c["stiffness"] == pytest.approx(gain / dt**2) and c["stiffness_near"] == pytest.approx(gain_near / dt**2)
+    assert c["cohesion"] == pytest.approx(units.cohesion_coefficient(0.05, 1000.0, s, h))
+    # The same numbers the bake's model reports.
+    solvers, base = ext.core("solvers"), ext.core("solvers.base")
+    spec = solvers.SOLVERS["viscoelastic"]
+    model = spec(base.ModelSetup(s, h, 1, {0: spec.Params()}))
+    derived = model.derived_constants(dt)
+    for key in ("rest_density", "rest_density_near", "stiffness", "stiffness_near"):
+        assert c[key] == pytest.approx(derived[key], rel=1e-5), key
+    assert f"Rest density ρ0 {rho0:.4g}, near {rho0_near:.4g} (lattice sums)" in labels, labels
+    assert any(text.startswith(f"Stiffness k {gain / dt**2:.4g} m/s²") for text in labels), labels
+    assert any(text.startswith("8 substeps per frame (fixed)") for text in labels), labels
+    # Automatic substeps: liquid at rest needs Min Substeps.
+    d.substeps, d.min_substeps = 0, 3
+    c = ui.clavet_constants(bpy.context.scene, ob)
+    assert (c["substeps"], c["automatic"]) == (3, True)
+    # Another model has no Clavet constants: no sub-panel.
+    ob.sph.material["model"] = 12345  # a model this version does not have (reads as "")
+    context = types.SimpleNamespace(object=ob, scene=bpy.context.scene)
+    assert not ui.SPH_PT_material_derived.poll(context)

@@ -3,10 +3,14 @@
 A jittered lattice of 343 particles, two materials with different constants
 (seeded), neighbour rows and colours from ``NeighborSearch`` as in
 ``Simulation.step``. The references visit particles in the same order as the
-kernels, so results agree to round-off: every tolerance below is 1e-12 (the
-measured differences are <= 4e-15, positions ~0.3 m and 20 m, velocities ~1 m/s),
-far below any real discrepancy (visiting the particles in plain index order
-instead of by colour moves positions by ~1e-2 m here).
+kernels (Gauss-Seidel) or update every particle from the same state (Jacobi),
+so results agree to round-off: every tolerance below is 1e-12. Measured: positions
+(~0.3 m, and 20 m in the hashed layout) within 8e-15 m, velocities (~1 m/s) within
+2e-15 m/s, densities within 1e-13 relative (the hashed layout's 20 m coordinates
+lose ~6 digits in the pair differences, the rest 3e-15). That is far below any
+real discrepancy: visiting the particles in plain index order instead of by
+colour moves positions by ~1e-2 m here, and every term tested moves its
+particles by at least 1e-3 m or m/s.
 """
 
 import inspect
@@ -18,18 +22,27 @@ from reference import naive
 
 from sph_addon.core.kernels import KERNELS
 from sph_addon.core.neighbors import N_COLOURS, NeighborSearch
+from sph_addon.core.solvers import liquid_units as units
 from sph_addon.core.solvers import viscoelastic_clavet2005_kernels as fast
-from sph_addon.core.solvers.viscoelastic_clavet2005 import lattice_rest_density
 
 SPACING = 0.05  # m
 H = 2.0 * SPACING  # m, interaction radius as the scenes use it
 DT = 1.0 / 200.0  # s
 
-# Two materials with every constant different. Material 1 is very viscous (Δt σ = 2, so the u/2
+# Two materials with every constant different. Relaxation gains: ω = 1 and 0.4 (the solver's
+# RELAXATION is 0.2; larger here so displacements stand far above round-off); material 1 has
+# lower rest densities, so it pushes more often. Material 1 is very viscous (Δt σ = 2, so the u/2
 # cap binds), material 0 has viscous stretching; springs: 0 elastic, 1 plastic (α > 0).
-K = np.array([300.0, 80.0])  # m/s^2
-K_NEAR = np.array([600.0, 400.0])  # m/s^2
-RHO0 = np.array([1.0, 0.8]) * lattice_rest_density(SPACING, H, 2.0)
+_GAIN, _GAIN_NEAR = units.relaxation_gains(SPACING, H)
+GAIN = np.array([1.0, 0.4]) * _GAIN / units.RELAXATION  # m per unit density error
+GAIN_NEAR = np.array([1.0, 0.4]) * _GAIN_NEAR / units.RELAXATION_NEAR  # m
+RHO0 = np.array([1.0, 0.8]) * units.rest_densities(SPACING, H)[0]
+RHO0_NEAR = np.array([1.0, 0.9]) * units.rest_densities(SPACING, H)[1]
+# Cohesion: material 0 none (pairs 0-0 skipped, 0-1 at half strength); 60 m/s² is water's
+# γ = 0.072 N/m at a 1 mm spacing (cohesion_coefficient grows as 1/s²). XSPH: the solver's 0.05
+# and a stronger 0.3.
+COHESION = np.array([0.0, 60.0])  # m/s^2
+XSPH = np.array([0.05, 0.3])
 SIGMA = np.array([0.5, 400.0])  # 1/s
 BETA = np.array([0.1, 5.0])  # 1/m
 STRETCH = np.array([1, 0], np.uint8)
@@ -52,17 +65,20 @@ def _call(kernel, **args):
     return kernel(*[args[n] for n in names])
 
 
-def _scene(layout: str, seed: int = 0) -> dict:
+def _scene(layout: str, seed: int = 0, coincident: bool = False) -> dict:
     """Particles in the solver's order with their neighbour rows, buckets and colours.
 
     ``dense``: one jittered 7x7x7 block. ``hashed``: the same block split in two, 20 m apart
     along each axis, so that ``NeighborSearch`` hashes its supercells (a dense grid would need
-    100³ of them): another bucket layout and visiting order.
+    100³ of them): another bucket layout and visiting order. ``coincident`` appends a copy of
+    one inner particle at the same position (a pair with r = 0).
     """
     rng = np.random.default_rng(seed)
     g = np.arange(7) * SPACING
     x = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3)
     x = x + rng.uniform(-0.3, 0.3, x.shape) * SPACING
+    if coincident:
+        x = np.vstack([x, x[171]])  # 171: the block's centre
     if layout == "hashed":
         x[x[:, 0] > 0.15] += 20.0  # far enough to hash, near enough to keep round-off small
     n = len(x)
@@ -77,6 +93,57 @@ def _scene(layout: str, seed: int = 0) -> dict:
                 bucket_start=ns.bucket_start.copy(), colour=ns.colour.copy(), n_colours=N_COLOURS, h=H, dt=DT)
 
 
+def _no_walls(n: int) -> dict:
+    """Collider terms of a scene without colliders (``liquid_units.wall_terms`` with walls=None)."""
+    return dict(x_ref=np.zeros((n, 3)), wall_rho=np.zeros(n), wall_rho_near=np.zeros(n),
+                wall_g=np.zeros((n, 3)), wall_g_near=np.zeros((n, 3)))
+
+
+def _relax_both(s: dict, walls: dict, backward: bool) -> tuple:
+    """One relaxation pass by the reference and by the kernel (which mutates ``s["x"]``).
+
+    Returns the reference's (x, ρ, ρ^near), then the kernel's ρ and ρ^near.
+    """
+    ref = naive.double_density_relaxation(s["x"], s["nbr"], s["count"], s["mat"], GAIN, GAIN_NEAR, RHO0,
+                                          RHO0_NEAR, H, s["bucket_start"], s["colour"], **walls,
+                                          backward=backward)
+    n = len(s["x"])
+    rho, rho_near = np.zeros(n), np.zeros(n)
+    _call(fast.double_density_relaxation, **s, **walls, gain=GAIN, gain_near=GAIN_NEAR, rho0=RHO0,
+          rho0_near=RHO0_NEAR, backward=backward, rho=rho, rho_near=rho_near,
+          wall_dx=np.zeros((len(rho), 3)))
+    return (*ref, rho, rho_near)
+
+
+def _walls(s: dict, seed: int = 2) -> dict:
+    """Random but plausible collider terms: a floor at z = -s/2 under the block, felt by its lowest layer.
+
+    Magnitudes as ``liquid_units.wall_terms`` gives them at h = 2s from a floor at distance d
+    (ρ_w ≈ 0.6 ρ0, |g| ≈ 1.6, |g^near| ≈ 0.5 at d = s/2, falling to nothing at d = 3s/2): for
+    the particles with z < s, with f = 1 - z/s, ρ_w = U(0.02, 0.6) ρ0 f, ρ^near_w = U(0.2, 0.5) ρ_w,
+    g of length U(0.2, 1.6) f pointing down within ~30° (a bumpy floor), g^near = U(0.2, 0.4) g,
+    sampled at x_ref = x + U(-0.2, 0.2) s. The rest have none (zero terms, as wall_terms returns
+    far from colliders). Small ρ_w with a large g·δ makes the linearised densities negative for
+    some particles, so the clip at zero is exercised.
+    """
+    rng = np.random.default_rng(seed)
+    n = len(s["x"])
+    z = s["x"][:, 2] % 20.0  # each half of the "hashed" layout on its own floor
+    z = np.where(z > 10.0, z - 20.0, z)
+    near = z < SPACING
+    k = int(near.sum())
+    f = 1.0 - z[near] / SPACING
+    w = _no_walls(n)
+    w["x_ref"] = s["x"] + rng.uniform(-0.2, 0.2, (n, 3)) * SPACING
+    w["wall_rho"][near] = rng.uniform(0.02, 0.6, k) * RHO0[0] * f
+    w["wall_rho_near"][near] = rng.uniform(0.2, 0.5, k) * w["wall_rho"][near]
+    unit = np.column_stack([rng.normal(0.0, 0.3, (k, 2)), -np.ones(k)])
+    unit /= np.linalg.norm(unit, axis=1)[:, None]
+    w["wall_g"][near] = (rng.uniform(0.2, 1.6, k) * f)[:, None] * unit
+    w["wall_g_near"][near] = rng.uniform(0.2, 0.4, (k, 1)) * w["wall_g"][near]
+    return w
+
+
 def test_clavet_direct_sum_matches_the_paper_on_two_particles():
     """Sanity of the reference itself: q = 1/2 gives (1/2)² and (1/2)³; q >= 1 gives nothing."""
     x = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [2.0, 0.0, 0.0]])
@@ -86,16 +153,18 @@ def test_clavet_direct_sum_matches_the_paper_on_two_particles():
 
 
 @pytest.mark.parametrize("layout", ["dense", "hashed"])
-def test_relaxation_densities_with_zero_stiffness_match_the_direct_sum(layout):
-    """k = k_near = 0: positions stay bitwise unchanged, and ρ, ρ^near (eqs. 4.1, 4.3) match the
-    O(n²) direct sum to 1e-12 relative (only the summation order differs)."""
+def test_relaxation_densities_with_zero_gains_match_the_direct_sum(layout):
+    """gain = gain_near = 0, no colliders: positions stay bitwise unchanged, and ρ, ρ^near
+    (eqs. 4.1, 4.3) match the O(n²) direct sum to 1e-12 relative (only the summation order differs)."""
     s = _scene(layout)
     x0 = s["x"].copy()
     n = len(x0)
     rho = np.full(n, np.nan)
     rho_near = np.full(n, np.nan)
     zero = np.zeros(2)
-    _call(fast.double_density_relaxation, **s, k=zero, k_near=zero, rho0=RHO0, rho=rho, rho_near=rho_near)
+    _call(fast.double_density_relaxation, **s, **_no_walls(n), gain=zero, gain_near=zero, rho0=RHO0,
+          rho0_near=RHO0_NEAR, backward=False, rho=rho, rho_near=rho_near,
+          wall_dx=np.zeros((len(rho), 3)))
     assert np.array_equal(s["x"], x0)
     ref, ref_near = naive.clavet_densities(x0, H)
     assert np.all(ref > 0)
@@ -116,23 +185,104 @@ def test_kernel_direct_sum_agrees_with_clavet_direct_sum():
     np.testing.assert_allclose(with_self, 2.0 * c * (1.0 + rho_near), rtol=1e-12)
 
 
+@pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("layout", ["dense", "hashed"])
-def test_double_density_relaxation_matches_sequential_reference(layout):
-    """Algorithm 3 in the solver's visiting order: positions to 1e-12 m, densities to 1e-12 relative.
-    The displacements reach ~3e-2 m, so a different order or constant would show by orders of magnitude."""
+def test_double_density_relaxation_matches_sequential_reference(layout, backward):
+    """Algorithm 3 (one-sided pressures, no colliders) in the solver's visiting order, forward and
+    backward: positions to 1e-12 m, densities to 1e-12 relative. The displacements reach ~1e-2 m, so a
+    different order or constant would show by orders of magnitude."""
     s = _scene(layout)
-    x_ref, rho_ref, rho_near_ref = naive.double_density_relaxation(
-        s["x"], s["nbr"], s["count"], s["mat"], K, K_NEAR, RHO0, H, DT, s["bucket_start"], s["colour"])
     x0 = s["x"].copy()
-    rho = np.zeros(len(x0))
-    rho_near = np.zeros(len(x0))
-    _call(fast.double_density_relaxation, **s, k=K, k_near=K_NEAR, rho0=RHO0, rho=rho, rho_near=rho_near)
+    x_ref, rho_ref, rho_near_ref, rho, rho_near = _relax_both(s, _no_walls(len(x0)), backward)
+    # Both sides of each one-sided pressure occur (a particle below its rest density exerts nothing).
+    assert np.any(rho_ref < RHO0[s["mat"]]) and np.any(rho_ref > RHO0[s["mat"]])
+    assert np.any(rho_near_ref < RHO0_NEAR[s["mat"]]) and np.any(rho_near_ref > RHO0_NEAR[s["mat"]])
     assert np.max(np.abs(x_ref - x0)) > 1e-3  # the relaxation did move particles
     np.testing.assert_allclose(s["x"], x_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rho, rho_ref, rtol=1e-12, atol=0)
     np.testing.assert_allclose(rho_near, rho_near_ref, rtol=1e-12, atol=0)
     # Gauss-Seidel matters: the densities each particle saw differ from those of the start.
     assert not np.allclose(rho, naive.clavet_densities(x0, H)[0], rtol=1e-6)
+    # Pair displacements are equal and opposite: without colliders the centre of mass stays put.
+    np.testing.assert_allclose(s["x"].sum(axis=0), x0.sum(axis=0), rtol=0, atol=1e-11)
+    # The sweep direction matters: the other one ends elsewhere.
+    x_other, _, _ = naive.double_density_relaxation(
+        x0, s["nbr"], s["count"], s["mat"], GAIN, GAIN_NEAR, RHO0, RHO0_NEAR, H, s["bucket_start"],
+        s["colour"], **_no_walls(len(x0)), backward=not backward)
+    assert np.max(np.abs(x_other - x_ref)) > 1e-3
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("layout", ["dense", "hashed"])
+def test_double_density_relaxation_with_colliders_matches_sequential_reference(layout, backward):
+    """Collider terms on the lowest layer (71 of 343 particles): their densities (linearised about x_ref,
+    clipped at 0) and the push -(P Δt² g + P^near Δt² g^near) match the reference to 1e-12 m and 1e-12 relative."""
+    s = _scene(layout)
+    walls = _walls(s)
+    near = walls["wall_rho"] > 0
+    # The clip at zero binds for some particles (judged at the start positions).
+    lin = walls["wall_rho"] + 2.0 / H * np.sum(walls["wall_g"] * (s["x"] - walls["x_ref"]), axis=1)
+    assert np.any(near & (lin < 0)) and np.any(near & (lin > 0))
+    x0 = s["x"].copy()
+    x_ref, rho_ref, rho_near_ref, rho, rho_near = _relax_both(s, walls, backward)
+    np.testing.assert_allclose(s["x"], x_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rho, rho_ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(rho_near, rho_near_ref, rtol=1e-12, atol=0)
+    # The colliders did change the outcome: against the same pass without them, by > 1e-3 m.
+    x_free, _, _ = naive.double_density_relaxation(
+        x0, s["nbr"], s["count"], s["mat"], GAIN, GAIN_NEAR, RHO0, RHO0_NEAR, H, s["bucket_start"],
+        s["colour"], **_no_walls(len(x0)), backward=backward)
+    assert np.max(np.abs(x_free - x_ref)) > 1e-3
+
+
+@pytest.mark.parametrize("layout", ["dense", "hashed"])
+def test_cohesion_impulses_match_jacobi_reference(layout):
+    """Pair cohesion c ψ(q) r̂_ij with mean pair coefficients (material 0 has none): velocities to
+    1e-12 m/s; each pair term is equal and opposite, so Σ Δv = 0 (unit masses) to 1e-11 m/s."""
+    s = _scene(layout)
+    v0 = s["v"].copy()
+    v_ref = naive.cohesion_impulses(s["x"], v0, s["nbr"], s["count"], s["mat"], COHESION, H, DT)
+    _call(fast.cohesion_impulses, **s, coef=COHESION)
+    assert np.max(np.abs(v_ref - v0)) > 1e-3
+    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose((s["v"] - v0).sum(axis=0), 0.0, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("layout", ["dense", "hashed"])
+def test_smooth_velocities_match_jacobi_reference(layout):
+    """XSPH with mean pair coefficients and one lattice ρ0: velocities to 1e-12 m/s, and Σ Δv = 0
+    to 1e-11 m/s (each pair term equal and opposite)."""
+    s = _scene(layout)
+    v0 = s["v"].copy()
+    rho0 = units.rest_densities(SPACING, H)[0]
+    v_ref = naive.smooth_velocities(s["x"], v0, s["nbr"], s["count"], s["mat"], XSPH, H, rho0)
+    _call(fast.smooth_velocities, **s, coef=XSPH, rho0=rho0, dv=np.zeros_like(v0))
+    assert np.max(np.abs(v_ref - v0)) > 0.1
+    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose((s["v"] - v0).sum(axis=0), 0.0, rtol=0, atol=1e-11)
+
+
+def test_coincident_pair_matches_the_references():
+    """A pair at r = 0 (no direction) is left out of the relaxation's densities and displacements and of
+    cohesion, and counts with q = 0 in XSPH: kernels and references agree to 1e-12 with it present."""
+    s = _scene("dense", coincident=True)
+    r = np.linalg.norm(s["x"][:, None] - s["x"][None], axis=-1)
+    np.fill_diagonal(r, np.inf)
+    i, j = np.argwhere(r == 0.0)[0]
+    assert j in s["nbr"][i, :s["count"][i]]  # the coincident pair is in the rows
+    x0, v0 = s["x"].copy(), s["v"].copy()
+    x_ref, rho_ref, _, rho, _ = _relax_both(s, _walls(s), backward=False)
+    np.testing.assert_allclose(s["x"], x_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rho, rho_ref, rtol=1e-12, atol=0)
+    s["x"] = x0
+    v_ref = naive.cohesion_impulses(x0, v0, s["nbr"], s["count"], s["mat"], COHESION, H, DT)
+    _call(fast.cohesion_impulses, **s, coef=COHESION)
+    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
+    s["v"] = v0.copy()
+    rho0 = units.rest_densities(SPACING, H)[0]
+    v_ref = naive.smooth_velocities(x0, v0, s["nbr"], s["count"], s["mat"], XSPH, H, rho0)
+    _call(fast.smooth_velocities, **s, coef=XSPH, rho0=rho0, dv=np.zeros_like(v0))
+    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("layout", ["dense", "hashed"])

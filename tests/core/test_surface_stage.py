@@ -29,7 +29,7 @@ def _write_particles(path, x, v, mat):
 
 def _make_cache(tmp_path, frames=(1, 2, 3), surface=None):
     tmp_path.mkdir(parents=True, exist_ok=True)
-    scene = {"format": "sph_addon.scene/1", "particle_spacing": S}
+    scene = {"format": "sph_addon.scene/2", "particle_spacing": S}
     if surface is not None:
         scene["surface"] = surface
     (tmp_path / "scene.json").write_text(json.dumps(scene))

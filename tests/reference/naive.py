@@ -5,12 +5,14 @@ kernels: brute-force neighbours, direct-sum densities (Desbrun & Cani 1996 eq. 3
 Clavet 2005 eqs. 4.1, 4.3) and sequential transcriptions of Clavet's
 Algorithms 3, 4 and 5 with eq. 5.2 (S. Clavet, *Animation de fluides
 viscoélastiques à base de particules*, M.Sc. thesis, Université de Montréal,
-2005). The Gauss-Seidel references visit particles in the solver's order
-(colours, then buckets, then particles, each neighbour row in order), so that
-they perform the same operations in the same order and agree to round-off; the
-deviations from the thesis that the solver documents (viscosity cap, viscous
-stretching, per-material constants, pair terms applied whole) are reproduced
-and named where they occur.
+2005), plus the viscoelastic model's two Jacobi velocity terms: pair cohesion
+(after Tartakovsky & Meakin 2005) and XSPH smoothing (Monaghan 1989). The
+Gauss-Seidel references visit particles in the solver's order (colours, then
+buckets, then particles, each neighbour row in order), so that they perform the
+same operations in the same order and agree to round-off; the deviations from
+the thesis that the solver documents (viscosity cap, viscous stretching,
+per-material constants, pair terms applied whole, one-sided pressures, collider
+densities) are reproduced and named where they occur.
 """
 
 from __future__ import annotations
@@ -88,24 +90,28 @@ def direct_sum_density(x: np.ndarray, h: float, kernel, m: np.ndarray | None = N
 # -- the solver's visiting order ------------------------------------------------------------
 
 
-def visiting_order(bucket_start: np.ndarray, colour: np.ndarray) -> Iterator[int]:
+def visiting_order(bucket_start: np.ndarray, colour: np.ndarray, backward: bool = False) -> Iterator[int]:
     """Particle indices in the order the coloured Gauss-Seidel kernels visit them.
 
     Colours in increasing order; within a colour the buckets (supercells, or hash buckets
     of supercells) in increasing order; within a bucket its particles in index order,
     keeping those of the current colour. This is the serial order the parallel kernels
-    are equivalent to (supercells of one colour have disjoint neighbourhoods).
+    are equivalent to (supercells of one colour have disjoint neighbourhoods, so the
+    order of the buckets within a colour does not change the result).
 
     Parameters
     ----------
     bucket_start : (nb+1,) int64 particle offsets of each bucket, ``NeighborSearch.bucket_start``.
     colour : (n,) uint8 colour of each particle, ``NeighborSearch.colour``.
+    backward : the same sequence reversed: colours in decreasing order and each bucket's
+        particles in reverse (a kernel's ``backward`` sweep; its buckets run in parallel, and
+        reversing them too, which changes nothing, makes this exactly the forward order reversed).
     """
-    for c in np.unique(colour):
-        for b in range(len(bucket_start) - 1):
-            for i in range(int(bucket_start[b]), int(bucket_start[b + 1])):
-                if colour[i] == c:
-                    yield i
+    order = [i for c in np.unique(colour)
+             for b in range(len(bucket_start) - 1)
+             for i in range(int(bucket_start[b]), int(bucket_start[b + 1]))
+             if colour[i] == c]
+    yield from (reversed(order) if backward else order)
 
 
 def _pair(x: np.ndarray, i: int, j: int, h: float) -> tuple[float, float, np.ndarray]:
@@ -118,24 +124,43 @@ def _pair(x: np.ndarray, i: int, j: int, h: float) -> tuple[float, float, np.nda
 # -- Clavet 2005, sequential references -----------------------------------------------------
 
 
-def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour):
-    """Double density relaxation, Clavet 2005 Algorithm 3 (eqs. 4.1-4.6), transcribed line by line.
+def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_near, h, bucket_start, colour,
+                              x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near, backward=False):
+    """One pass of double density relaxation, Clavet 2005 Algorithm 3 (eqs. 4.1-4.6), transcribed line by line.
 
-    For each particle i in :func:`visiting_order`: ρ = Σ (1-q)², ρ^near = Σ (1-q)³ over the
-    neighbours with q < 1 (lines 5-9); P = k(ρ - ρ0), P^near = k^near ρ^near with i's material
-    constants (lines 11-12; the per-material constants are the solver's extension); every
-    neighbour with q < 1 moves by D_ij = Δt² (P(1-q) + P^near(1-q)²) r̂_ij at once, and i by the
-    sum of -D_ij after the loop (lines 14-21; pair terms whole, as in the thesis). A coincident
-    neighbour (r = 0) has no direction and is not displaced; it still counts in the densities,
-    as line 7 says.
+    The thesis' algorithm, for each particle i in :func:`visiting_order` (forward, or reversed
+    with ``backward``: the kernel's sweep for alternating passes, a symmetric Gauss-Seidel):
+
+    * lines 2-9: ρ = Σ (1-q)², ρ^near = Σ (1-q)³ over the neighbours with q < 1 (eqs. 4.1, 4.3);
+    * lines 10-12: P = k(ρ - ρ0), P^near = k^near ρ^near (eqs. 4.2, 4.4);
+    * lines 13-21: every neighbour with q < 1 moves by D_ij = Δt² (P(1-q) + P^near(1-q)²) r̂_ij at
+      once, and i by the sum of -D_ij after the loop (eq. 4.6; pair terms whole, as in the thesis).
+
+    The solver's documented deviations, reproduced here where they occur:
+
+    * **gains**: the constants enter as gain = k Δt² and gain_near = k^near Δt² (m per unit
+      density error), per material, with i's material (``liquid_units.relaxation_gains``);
+    * **one-sided pressures**: P Δt² = gain (ρ - ρ0)⁺, P^near Δt² = gain_near (ρ^near - ρ0^near)⁺,
+      with a rest near-density ρ0^near (the thesis has none): a particle below its rest
+      densities exerts nothing;
+    * **collider densities**: where ``wall_rho[i] > 0`` the fluid missing behind the colliders
+      adds ρ_w + (2/h) g·δ and ρ^near_w + (3/h) g^near·δ, each clipped at 0, δ = x_i - x_ref_i
+      (the terms of ``liquid_units.wall_terms``, linearised about where they were sampled);
+      i is pushed by -(P Δt² g + P^near Δt² g^near) besides -Σ D_ij: eq. 4.6 with partners
+      that do not move;
+    * **coincident neighbours** (r = 0) have no direction: they are neither displaced nor
+      counted in the densities (the thesis' line 7 would count them with q = 0).
 
     Parameters
     ----------
     x : (n,3) float64 predicted positions, m (not mutated).
     nbr, count : (n,K) int neighbour rows and (n,) lengths; each row is visited in order.
-    mat : (n,) material ids; k, k_near (m/s²), rho0 : per-material arrays.
-    h : interaction radius, m; dt : step, s.
+    mat : (n,) material ids; gain, gain_near (m), rho0, rho0_near (lattice units) : per-material arrays.
+    h : interaction radius, m.
     bucket_start, colour : from ``NeighborSearch.sort`` (see :func:`visiting_order`).
+    x_ref : (n,3) float64 positions where the collider terms were sampled, m.
+    wall_rho, wall_rho_near : (n,) collider densities; wall_g, wall_g_near : (n,3) their gradients.
+    backward : visit the particles in the reverse order.
 
     Returns
     -------
@@ -146,26 +171,37 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
     n = len(x)
     rho = np.zeros(n)
     rho_near = np.zeros(n)
-    for i in visiting_order(bucket_start, colour):
+    for i in visiting_order(bucket_start, colour, backward):
         row = nbr[i, :count[i]]
+        m = mat[i]
+        # Lines 2-9: densities from the positions the particles before i left.
         d = 0.0
         dn = 0.0
         for j in row:
-            _, q, _ = _pair(x, i, j, h)
-            if q < 1.0:
+            r, q, _ = _pair(x, i, j, h)
+            if q < 1.0 and r > 0.0:  # deviation: a coincident neighbour is left out
                 d += (1.0 - q) ** 2
                 dn += (1.0 - q) ** 3
+        # Deviation: the colliders' densities at x_i, to first order about x_ref_i.
+        if wall_rho[i] > 0.0:
+            delta = x[i] - x_ref[i]
+            d += max(wall_rho[i] + 2.0 / h * float(np.dot(wall_g[i], delta)), 0.0)
+            dn += max(wall_rho_near[i] + 3.0 / h * float(np.dot(wall_g_near[i], delta)), 0.0)
         rho[i] = d
         rho_near[i] = dn
-        p = k[mat[i]] * (d - rho0[mat[i]])
-        p_near = k_near[mat[i]] * dn
+        # Lines 10-12, one-sided and times Δt² (deviations): P Δt², P^near Δt² in metres.
+        p = gain[m] * max(d - rho0[m], 0.0)
+        p_near = gain_near[m] * max(dn - rho0_near[m], 0.0)
+        # Lines 13-21: displace the neighbours at once, i after the loop.
         dx = np.zeros(3)
         for j in row:
             r, q, rhat = _pair(x, i, j, h)
             if q < 1.0 and r > 0.0:
-                big_d = dt * dt * (p * (1.0 - q) + p_near * (1.0 - q) ** 2) * rhat
+                big_d = (p * (1.0 - q) + p_near * (1.0 - q) ** 2) * rhat
                 x[j] += big_d
                 dx -= big_d
+        # Deviation: the colliders as partners that do not move (their share of eq. 4.6).
+        dx -= p * wall_g[i] + p_near * wall_g_near[i]
         x[i] += dx
     return x, rho, rho_near
 
@@ -269,3 +305,67 @@ def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_s
                 continue
             displacement[i] -= dt * dt * k_spring[m] * (L - r) * (1.0 - L / h) * rhat
     return x + displacement, partner, rest
+
+
+# -- velocity terms of the viscoelastic model (Jacobi) --------------------------------------
+
+
+def cohesion_impulses(x, v, nbr, count, mat, coef, h, dt):
+    """Pair cohesion (surface tension after Tartakovsky & Meakin 2005), Jacobi: every particle from the same state.
+
+    Each neighbour j with q < 1 and r > 0 accelerates i along r̂_ij by c ψ(q), ψ(q) = -cos(3πq/2)
+    (a push below q = 1/3, a pull above), c = (coef_i + coef_j)/2; v_i += Δt Σ_j c ψ(q) r̂_ij.
+    Pairs with c = 0 and coincident pairs (no direction) exert nothing.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m. v : (n,3) float64 velocities, m/s (not mutated).
+    nbr, count : neighbour rows and lengths. mat : (n,) material ids; coef : per-material c, m/s².
+    h : interaction radius, m; dt : step, s.
+
+    Returns
+    -------
+    v_new : (n,3) float64 velocities, m/s.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    v_new = np.array(v, dtype=np.float64, copy=True)
+    for i in range(len(x)):
+        acc = np.zeros(3)
+        for j in nbr[i, :count[i]]:
+            c = 0.5 * (coef[mat[i]] + coef[mat[j]])
+            r, q, rhat = _pair(x, i, j, h)
+            if c == 0.0 or not (q < 1.0 and r > 0.0):
+                continue
+            acc += c * -math.cos(1.5 * math.pi * q) * rhat
+        v_new[i] += dt * acc
+    return v_new
+
+
+def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0):
+    """XSPH velocity smoothing (Monaghan 1989), Jacobi: every particle from the same velocities.
+
+    v_i += Σ_j c (1-q)² (v_j - v_i) / ρ0 over the neighbours with q < 1, c = (coef_i + coef_j)/2
+    and ρ0 one lattice density for all (so each pair term is equal and opposite). A coincident
+    neighbour counts with q = 0: a velocity difference needs no direction.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m. v : (n,3) float64 velocities, m/s (not mutated).
+    nbr, count : neighbour rows and lengths. mat : (n,) material ids; coef : per-material c (dimensionless).
+    h : interaction radius, m; rho0 : lattice density Σ (1-q)².
+
+    Returns
+    -------
+    v_new : (n,3) float64 velocities, m/s.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    v_new = v.copy()
+    for i in range(len(x)):
+        for j in nbr[i, :count[i]]:
+            c = 0.5 * (coef[mat[i]] + coef[mat[j]])
+            _, q, _ = _pair(x, i, j, h)
+            if c == 0.0 or q >= 1.0:
+                continue
+            v_new[i] += c * (1.0 - q) ** 2 / rho0 * (v[j] - v[i])
+    return v_new

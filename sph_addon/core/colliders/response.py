@@ -264,7 +264,10 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
         x[i, 0] -= dt * ix
         x[i, 1] -= dt * iy
         x[i, 2] -= dt * iz
-        _push_out(sdf, params, grid, r1, t1, x, i, radius)
+        # In a concave edge or corner the nearest face changes as the particle leaves the
+        # first one: push out again along each new nearest face (at most 3 faces meet).
+        for _ in range(3):
+            _push_out(sdf, params, grid, r1, t1, x, i, radius)
         dv[i, 0] = (x[i, 0] - ox) * inv_dt
         dv[i, 1] = (x[i, 1] - oy) * inv_dt
         dv[i, 2] = (x[i, 2] - oz) * inv_dt
@@ -282,6 +285,35 @@ def distances(sdf, params, grid, points, out):
     """
     for i in prange(points.shape[0]):
         out[i] = sdf(params, grid, points[i, 0], points[i, 1], points[i, 2])[0]
+
+
+@njit(**config.NJIT_FUNCARG_PARALLEL)
+def solid_share(sdf, params, grid, rot, pos, centres, offsets, spacing, share):
+    """Share of the lattice cell at each centre + offset that lies inside this collider's solid.
+
+    The share is clamp(1/2 - d/s, 0, 1) for the signed distance d of the cell's centre
+    (a cell of size s centred on the surface is half inside); ``share`` keeps the
+    largest over the colliders it is called for, so overlapping solids count once.
+
+    Parameters
+    ----------
+    sdf, params, grid : a collider's field. rot (3,3), pos (3,) : its placement (local -> world).
+    centres : (k,3) world points, m. offsets : (m,3) lattice offsets, m. spacing : s, m.
+    share : (k,m) float64, updated in place.
+    """
+    inv_s = 1.0 / spacing
+    for a in prange(centres.shape[0]):
+        for b in range(offsets.shape[0]):
+            wx = centres[a, 0] + offsets[b, 0] - pos[0]
+            wy = centres[a, 1] + offsets[b, 1] - pos[1]
+            wz = centres[a, 2] + offsets[b, 2] - pos[2]
+            px = rot[0, 0] * wx + rot[1, 0] * wy + rot[2, 0] * wz
+            py = rot[0, 1] * wx + rot[1, 1] * wy + rot[2, 1] * wz
+            pz = rot[0, 2] * wx + rot[1, 2] * wy + rot[2, 2] * wz
+            d = sdf(params, grid, px, py, pz)[0]
+            f = min(max(0.5 - d * inv_s, 0.0), 1.0)
+            if f > share[a, b]:
+                share[a, b] = f
 
 
 def impulse_and_torque(x: np.ndarray, dv: np.ndarray, center, particle_mass: float = 1.0

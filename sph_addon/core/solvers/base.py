@@ -126,6 +126,8 @@ class StepContext(WorldView):
     next_id : one past the largest id ever given (size of the id map).
     resize : ``resize(name, width)`` widens a (n, w) per-particle array, new columns
         at its declared fill (the model then reads it again from ``arrays``).
+    walls : the colliders as they stand at the end of the substep (``simulation.Walls``:
+        ``distance(points)``, ``solid_share(centres, offsets, spacing)``); None without colliders.
     """
 
     dt: float = 0.0
@@ -136,6 +138,7 @@ class StepContext(WorldView):
     n_colours: int = 1
     next_id: int = 0
     resize: Any = None
+    walls: Any = None
     _index_of_id: np.ndarray | None = field(default=None, repr=False)
 
     def index_of_id(self) -> np.ndarray:

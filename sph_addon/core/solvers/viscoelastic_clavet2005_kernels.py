@@ -108,35 +108,77 @@ def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucke
                     v[j, 2] += imp * ez
 
 
+@njit(**config.NJIT)
+def _wall_densities(i, xi, yi, zi, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near, inv_h):
+    """Particle i's densities from the colliders at (xi, yi, zi): ρ_w + (2/h) g·δ and ρ^near_w +
+    (3/h) g^near·δ for its move δ since x_ref, clipped at 0. The partners behind the wall are held
+    where they were sampled (a fixed-partner linearisation: the re-sampled shares would change
+    the slope by a factor 0.6-2.5 within a pass, measured in tests/core/test_liquid_units.py)."""
+    mx = xi - x_ref[i, 0]
+    my = yi - x_ref[i, 1]
+    mz = zi - x_ref[i, 2]
+    d = wall_rho[i] + 2.0 * inv_h * (wall_g[i, 0] * mx + wall_g[i, 1] * my + wall_g[i, 2] * mz)
+    dn = wall_rho_near[i] + 3.0 * inv_h * (wall_g_near[i, 0] * mx + wall_g_near[i, 1] * my
+                                          + wall_g_near[i, 2] * mz)
+    return max(d, 0.0), max(dn, 0.0)
+
+
+@njit(**config.NJIT)
+def _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx):
+    """The colliders' push on particle i, -(P Δt² g + P^near Δt² g^near) (eq. 4.6 with partners that
+    do not move), also added to ``wall_dx`` (what the colliders receive, equal and opposite)."""
+    wx = -p * wall_g[i, 0] - pn * wall_g_near[i, 0]
+    wy = -p * wall_g[i, 1] - pn * wall_g_near[i, 1]
+    wz = -p * wall_g[i, 2] - pn * wall_g_near[i, 2]
+    wall_dx[i, 0] += wx
+    wall_dx[i, 1] += wy
+    wall_dx[i, 2] += wz
+    return wx, wy, wz
+
+
 @njit(**config.NJIT_PARALLEL)
-def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket_start, colour, n_colours, rho,
-                              rho_near):
-    """Double density relaxation, Clavet Algorithm 3 (eqs. 4.1-4.6), particle after particle.
+def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_near, h, bucket_start, colour,
+                              n_colours, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near, backward, rho, rho_near,
+                              wall_dx):
+    """One pass of double density relaxation (Clavet Algorithm 3, eqs. 4.1-4.6), particle after particle.
 
     For each particle i: density and near-density from the current positions
-    (eqs. 4.1, 4.3), pressures P = k (ρ - ρ0), P^near = k^near ρ^near (eqs. 4.2,
-    4.4); every neighbour j moves by D_ij = Δt² (P (1-q) + P^near (1-q)²) r̂_ij and
-    i by the sum of -D_ij (eq. 4.6), before the next particle is visited. The
-    thesis visits particles one by one; we visit the 8 supercell colours in turn
-    and the supercells of a colour in parallel (their neighbourhoods are
-    disjoint, see neighbors.py), each supercell's particles in order: the same sequential algorithm, race-free and
-    deterministic. Each displacement is applied equal and opposite, so momentum
-    is conserved.
+    (eqs. 4.1, 4.3), plus the density of the fluid missing behind a collider
+    (``wall_rho``); pressures P Δt² = gain (ρ - ρ0)⁺ and P^near Δt² =
+    gain_near (ρ^near - ρ0^near)⁺ (eqs. 4.2, 4.4 made one-sided, see the
+    model); every neighbour j moves by D_ij = (P Δt² (1-q) + P^near Δt² (1-q)²) r̂_ij
+    and i by the sum of -D_ij (eq. 4.6) plus the push of the wall along its
+    normal, before the next particle is visited. The thesis visits particles
+    one by one; we visit the 8 supercell colours in turn and the supercells of
+    a colour in parallel (their neighbourhoods are disjoint, see neighbors.py),
+    each supercell's particles in order: the same sequential algorithm,
+    race-free and deterministic. Pair displacements are equal and opposite, so
+    momentum is conserved between particles (the wall takes what it pushes).
 
     Parameters
     ----------
     x : (n,3) float64 predicted positions, m; mutated.
     nbr, count : neighbour rows.
-    mat : (n,) uint8; k (m/s^2), k_near (m/s^2), rho0 (lattice units) : per-material arrays.
-    h : interaction radius, m; dt : step, s.
+    mat : (n,) uint8; gain, gain_near (m) : per-material k Δt², k^near Δt² (0: the material does not relax);
+    rho0, rho0_near : per-material rest densities in Clavet's units (lattice sums).
+    h : interaction radius, m.
     bucket_start, colour, n_colours : from ``NeighborSearch.sort``.
+    x_ref : (n,3) positions where the colliders were sampled, m.
+    wall_rho, wall_rho_near, wall_g, wall_g_near : the colliders' densities (n,) and their
+        gradients (n,3) at x_ref (``liquid_units.wall_terms``); at x they are taken as
+        ρ_w + (2/h) g·(x - x_ref) and ρ^near_w + (3/h) g^near·(x - x_ref).
+    backward : visit the colours, and each supercell's particles, in reverse order (symmetric
+        Gauss-Seidel when passes alternate: a one-way sweep drifts a resting drop along the
+        sweep, measured as a steady elongation of a zero-gravity drop under surface tension).
     rho, rho_near : (n,) float64 out: each particle's densities when it was relaxed.
+    wall_dx : (n,3) float64, accumulated: the displacement the colliders gave each particle
+        (the colliders receive it equal and opposite: ``simulation.Walls.received``).
     """
     inv_h = 1.0 / h
-    dt2 = dt * dt
     nb = bucket_start.shape[0] - 1
     width = nbr.shape[1]
-    for c in range(n_colours):
+    for cc in range(n_colours):
+        c = n_colours - 1 - cc if backward else cc
         for b in prange(nb):
             if bucket_start[b] == bucket_start[b + 1]:
                 continue
@@ -147,7 +189,10 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
             uy = np.empty(width)
             uz = np.empty(width)
             w = np.empty(width)
-            for i in range(bucket_start[b], bucket_start[b + 1]):
+            lo = bucket_start[b]
+            hi = bucket_start[b + 1]
+            for ii in range(lo, hi):
+                i = lo + hi - 1 - ii if backward else ii
                 if colour[i] != c:
                     continue
                 d = 0.0
@@ -172,11 +217,20 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
                         w[kk] = a
                     else:
                         w[kk] = 0.0
+                # The fluid missing behind the colliders (a boundary volume, as SPlisHSPlasH's
+                # volume maps give it), linearised about where it was sampled.
+                if wall_rho[i] > 0.0:
+                    wd, wdn = _wall_densities(i, xi, yi, zi, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near,
+                                              inv_h)
+                    d += wd
+                    dn += wdn
                 rho[i] = d
                 rho_near[i] = dn
                 m = mat[i]
-                p = dt2 * k[m] * (d - rho0[m])
-                pn = dt2 * k_near[m] * dn
+                p = gain[m] * max(d - rho0[m], 0.0)
+                pn = gain_near[m] * max(dn - rho0_near[m], 0.0)
+                if p == 0.0 and pn == 0.0:
+                    continue
                 sx = 0.0
                 sy = 0.0
                 sz = 0.0
@@ -195,9 +249,102 @@ def double_density_relaxation(x, nbr, count, mat, k, k_near, rho0, h, dt, bucket
                     sx -= dx
                     sy -= dy
                     sz -= dz
-                x[i, 0] = xi + sx
-                x[i, 1] = yi + sy
-                x[i, 2] = zi + sz
+                wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
+                x[i, 0] = xi + sx + wx
+                x[i, 1] = yi + sy + wy
+                x[i, 2] = zi + sz + wz
+
+
+@njit(**config.NJIT_PARALLEL)
+def cohesion_impulses(x, v, nbr, count, mat, coef, h, dt):
+    """Surface tension as a pairwise cohesion force (after Tartakovsky & Meakin 2005), Jacobi form.
+
+    Each pair within h pulls (or, below q = 1/3, pushes) its particles along r̂_ij with the
+    acceleration a = c ψ(q), ψ(q) = -cos(3πq/2), c the pair's mean per-material coefficient
+    (m/s², from the surface tension: ``liquid_units.cohesion_coefficient``). Every particle sums
+    over its own row from the same positions, so each pair term is applied equal and opposite
+    and momentum is conserved to round-off, in any order.
+
+    Parameters
+    ----------
+    x, v : (n,3) positions (m) and velocities (m/s); ``v`` is mutated.
+    nbr, count : neighbour rows. mat : (n,) uint8; coef : per-material c, m/s^2.
+    h : interaction radius, m; dt : step, s.
+    """
+    n = x.shape[0]
+    inv_h = 1.0 / h
+    for i in prange(n):
+        ci = coef[mat[i]]
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            c = 0.5 * (ci + coef[mat[j]])
+            if c == 0.0:
+                continue
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            q = r * inv_h
+            if q >= 1.0 or r == 0.0:
+                continue
+            s = -c * math.cos(1.5 * math.pi * q) / r
+            ax += s * ex
+            ay += s * ey
+            az += s * ez
+        v[i, 0] += dt * ax
+        v[i, 1] += dt * ay
+        v[i, 2] += dt * az
+
+
+@njit(**config.NJIT_PARALLEL)
+def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
+    """XSPH velocity smoothing (Monaghan 1989; as in Macklin & Müller 2013), Jacobi form.
+
+    v_i += c Σ_j (v_j - v_i) (1-q)² / ρ0, c the pair's mean per-material coefficient:
+    each particle moves a share c of the way towards its neighbours' mean velocity,
+    so particle-scale noise decays within a few substeps while flows longer than h
+    are untouched (the numerical viscosity ~ c h²/Δt vanishes as the spacing falls).
+    Every pair term is equal and opposite (one ρ0 for all), so momentum is conserved.
+
+    Parameters
+    ----------
+    x, v : (n,3) positions (m) and velocities (m/s); ``v`` is mutated.
+    nbr, count : neighbour rows. mat : (n,) uint8; coef : per-material c (dimensionless).
+    h : interaction radius, m; rho0 : lattice density Σ (1-q)². dv : (n,3) scratch.
+    """
+    n = x.shape[0]
+    inv_h = 1.0 / h
+    inv_rho0 = 1.0 / rho0
+    for i in prange(n):
+        ci = coef[mat[i]]
+        sx = 0.0
+        sy = 0.0
+        sz = 0.0
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            c = 0.5 * (ci + coef[mat[j]])
+            if c == 0.0:
+                continue
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            a = 1.0 - math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
+            if a <= 0.0:
+                continue
+            w = c * a * a * inv_rho0
+            sx += w * (v[j, 0] - v[i, 0])
+            sy += w * (v[j, 1] - v[i, 1])
+            sz += w * (v[j, 2] - v[i, 2])
+        dv[i, 0] = sx
+        dv[i, 1] = sy
+        dv[i, 2] = sz
+    for i in prange(n):
+        v[i, 0] += dv[i, 0]
+        v[i, 1] += dv[i, 1]
+        v[i, 2] += dv[i, 2]
 
 
 @njit(**config.NJIT_PARALLEL)
