@@ -132,3 +132,22 @@ def cohesion_coefficient(surface_tension: float, density: float, spacing: float,
     if surface_tension == 0.0:
         return 0.0
     return surface_tension / surface_energy_per_pair_force(spacing, h) / (density * spacing**3)
+
+
+def cohesion_stable_dt(coefficient: float, spacing: float, h: float) -> float:
+    """Longest substep (s) at which the explicit cohesion force stays stable.
+
+    The pair forces cancel in the bulk but their stiffnesses add up: the largest
+    eigenvalue of the lattice's stiffness matrix is at most λ = 2 Σ_j (|f'(r_j)| +
+    2 |f(r_j)| / r_j) (Gershgorin over the 3x3 blocks of the central force f = c ψ),
+    and symplectic Euler needs Δt sqrt(λ) < 2; we keep Δt sqrt(λ) <= 1. Measured:
+    a 2 cm drop at s = 2.5 mm with γ = 0.288 N/m flies apart at Δt sqrt(λ) ≈ 4.
+    """
+    if coefficient == 0.0:
+        return math.inf
+    r = np.linalg.norm(_offsets(spacing, h), axis=1)
+    q = r / h
+    f = coefficient * np.abs(cohesion_shape(q))
+    df = coefficient * 1.5 * math.pi / h * np.abs(np.sin(1.5 * math.pi * q))
+    lam = 2.0 * float(np.sum(df + 2.0 * f / r))
+    return 1.0 / math.sqrt(lam)

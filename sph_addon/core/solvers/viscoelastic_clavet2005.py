@@ -9,9 +9,31 @@ This module declares the parameters (read by the scene validator, the docs and
 the Blender UI without importing numba) and the :class:`ViscoelasticModel`
 stage object; the numba kernels are in ``viscoelastic_clavet2005_kernels`` and
 are imported when a model is built. The conventions (whole pair terms,
-coloured Gauss-Seidel order) are documented there; the rest density is
-calibrated on the lattice (``lattice_rest_density``) and long substeps are
-relaxed in several passes (``relaxation_passes``).
+coloured Gauss-Seidel order) are documented there.
+
+Physical units (the liquid side; derivations in ``liquid_units`` and
+docs/materials.md). The artist sets density ρ (kg/m³), surface tension γ (N/m)
+and the largest mean compression (``density_error``); Clavet's constants follow
+from them, the spacing s, the radius h and the substep Δt:
+
+* ρ0 = Σ (1-q)², ρ0^near = Σ (1-q)³ over the simple cubic lattice of spacing s
+  (eqs. 4.1, 4.3): every source fills at the rest density;
+* P = k (ρ - ρ0)⁺, P^near = k^near (ρ^near - ρ0^near)⁺ (eqs. 4.2, 4.4 made
+  one-sided): a liquid has no tension of its own, so without surface tension it
+  spreads to a film; Clavet's two-sided form gives every liquid a cohesion
+  that grows with k, i.e. with the substep and the spacing (the gel the
+  old presets made);
+* k Δt² = 0.2 h / (2 ρ0), k^near Δt² = 0.1 h / (3 Σ (1-q)⁴): a fifth of the
+  Newton step of one particle's constraint per pass, so k = 0.1 h / (ρ0 Δt²)
+  (reported by :meth:`ViscoelasticModel.derived_constants`); passes repeat
+  until the target is met (``_relax``), which makes the compression a property
+  of the material rather than of k, Δt and s;
+* colliders add the density of the fluid missing behind them
+  (``liquid_units.wall_terms``), so the layer on a floor is not over-packed;
+* surface tension is a pair force γ/Γ (newtons) with Γ the lattice's surface
+  energy per unit pair force (Fowler's formula on the lattice), divided by the
+  particle mass ρ s³ (``liquid_units.cohesion_coefficient``);
+* XSPH smoothing (0.05 per substep) damps particle-scale noise.
 """
 
 from __future__ import annotations
@@ -123,6 +145,7 @@ class ViscoelasticModel(MaterialModel):
         self.cohesion = np.zeros(setup.n_materials)
         for m, p in setup.materials.items():
             self.cohesion[m] = units.cohesion_coefficient(p.surface_tension, p.density, s, h)
+        self.cohesion_dt = min((units.cohesion_stable_dt(c, s, h) for c in self.cohesion), default=math.inf)
         self.sigma = self.per_material("viscosity")
         self.beta = self.per_material("stiff_viscosity")
         self.k_spring = self.per_material("spring_stiffness")
@@ -180,7 +203,8 @@ class ViscoelasticModel(MaterialModel):
         return substeps * (1.0 + config.RELAXATION_PASS_COST * self.expected_iterations(frame_dt / substeps))
 
     def max_dt(self, world: WorldView) -> float:
-        """Longest stable substep, s: only springs limit it (relaxation passes adapt, viscosity is capped).
+        """Longest stable substep, s: springs and surface tension limit it (relaxation passes adapt,
+        viscosity is capped; the cohesion limit is ``liquid_units.cohesion_stable_dt``).
 
         A particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
         the Jacobi spring update is stable while dt^2 * 15 k_spring stays below ~0.5 (jelly at
@@ -189,9 +213,10 @@ class ViscoelasticModel(MaterialModel):
         from .. import config
 
         k_spring = float(np.max(self.k_spring[self.mode != SPRINGS_NONE], initial=0.0))
+        limit = self.cohesion_dt
         if k_spring > 0.0:
-            return config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring)
-        return math.inf
+            limit = min(limit, config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring))
+        return limit
 
     def _scratch(self, n: int) -> None:
         if n != self._scratch_n:
