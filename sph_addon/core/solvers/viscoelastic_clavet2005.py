@@ -44,8 +44,8 @@ import math
 import numpy as np
 
 from ..params import Parameter
-from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
 from . import liquid_units as units
+from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
 from .presets import VISCOELASTIC_PRESETS
 
 log = logging.getLogger(__name__)
