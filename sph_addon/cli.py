@@ -125,6 +125,11 @@ def _pct(v) -> str:
     return "-" if v is None else f"{100 * v:.2f}"
 
 
+def _joules(v: float) -> str:
+    """An energy, J: 4 significant digits, whole joules from 1000 J (no exponent below 1e9)."""
+    return f"{v:.4g}" if abs(v) < 1000 or abs(v) >= 1e9 else f"{v:.0f}"
+
+
 # The table of ``info``: (header, the stats keys it shows, cell). A column appears when a listed frame has
 # its first key; keys no column shows (springs, time levels, ...) follow as key=value.
 _INFO_TABLE = (
@@ -139,7 +144,7 @@ _INFO_TABLE = (
     ("passes(mean/max)", ("density_iterations", "density_iterations_max"),
      lambda s: f"{s.get('density_iterations', 0):.1f}/{s.get('density_iterations_max', 0)}"),
     ("capped", ("density_capped",), lambda s: f"{s.get('density_capped', 0)}"),
-    ("kinetic_J", ("kinetic_energy_j",), lambda s: f"{s.get('kinetic_energy_j', 0.0):.4g}"),
+    ("kinetic_J", ("kinetic_energy_j",), lambda s: _joules(s.get("kinetic_energy_j", 0.0))),
     ("front_m", ("front_m",), lambda s: "-" if s.get("front_m") is None else f"{s['front_m']:.3f}"),
 )
 _INFO_ROWS = 20  # rows ``info`` lists by default: every Nth frame so that about this many remain, plus the last
@@ -185,7 +190,7 @@ def _info_summary(stats: list[dict]) -> str:
         parts.append(f"up to {passes['density_iterations_max']} relaxation passes per substep "
                      f"(frame {passes['frame']}), {capped} substeps capped")
     if (ke := peak("kinetic_energy_j")) is not None:
-        parts.append(f"kinetic energy peak {ke['kinetic_energy_j']:.4g} J (frame {ke['frame']})")
+        parts.append(f"kinetic energy peak {_joules(ke['kinetic_energy_j'])} J (frame {ke['frame']})")
     if any("front_m" in s for s in stats):
         far, last = peak("front_m"), stats[-1]
         text = "-" if last.get("front_m") is None else f"{last['front_m']:.3f} m"
