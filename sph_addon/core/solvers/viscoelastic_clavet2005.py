@@ -265,11 +265,19 @@ class ViscoelasticModel(MaterialModel):
         target = self.target[mat][mine]
         groups = [(mat[mine] == m) for m in np.flatnonzero(self.owned)]
         err_mean = err_max = 0.0
+        # Passes alternate their sweep direction, and so do successive substeps' first passes: a
+        # one-way Gauss-Seidel order drifts particles along it (measured on a resting pool: the
+        # layer on the first-swept wall moved at 5.5 cm/s, the others at 1-3 cm/s).
+        parity = self.stats["substeps"] % 2
+
+        def backward(k: int) -> bool:
+            return (k + parity) % 2 == 1
+
         it = 0
         while it < self.cap:
             self.k.double_density_relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0,
                                              self.rho0_near, ctx.h, ctx.bucket_start, ctx.colour, ctx.n_colours,
-                                             x_ref, *walls, it % 2 == 1, self.rho,
+                                             x_ref, *walls, backward(it), self.rho,
                                              self.rho_near, wall_dx)
             it += 1
             err = np.maximum(self.rho[mine] / rho0 - 1.0, 0.0)
