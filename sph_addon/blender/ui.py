@@ -220,11 +220,11 @@ def clavet_constants(scene, ob) -> dict:
     dt = frame_dt / substeps
     rho0, rho0_near, gain, gain_near = _lattice_sums(float(spacing), float(h))
     group = ob.sph.material.viscoelastic
-    cohesion = liquid_units.cohesion_coefficient(group.surface_tension, group.density, spacing, h)
+    tension_dt = liquid_units.surface_tension_stable_dt(group.surface_tension, group.density, spacing)
     return {"domain": domain.name if domain is not None else "", "spacing": spacing, "h": h,
             "substeps": substeps, "automatic": automatic, "dt": dt, "rest_density": rho0,
             "rest_density_near": rho0_near, "gain": gain, "gain_near": gain_near, "stiffness": gain / dt**2,
-            "stiffness_near": gain_near / dt**2, "cohesion": cohesion}
+            "stiffness_near": gain_near / dt**2, "tension_dt": tension_dt}
 
 
 class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
@@ -253,7 +253,8 @@ class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
                 f"Gains k Δt² {c['gain']:.4g} m, k_near Δt² {c['gain_near']:.4g} m",
                 f"{c['substeps']} substeps per frame ({when}): Δt {1000 * c['dt']:.3g} ms",
                 f"Stiffness k {c['stiffness']:.4g} m/s², k_near {c['stiffness_near']:.4g} m/s²",
-                f"Cohesion {c['cohesion']:.4g} m/s² (from Surface Tension)"):
+                f"Surface tension limits Δt to {1000 * c['tension_dt']:.3g} ms" if math.isfinite(c["tension_dt"])
+                else "No surface tension"):
             col.label(text=text)
 
 

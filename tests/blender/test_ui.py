@@ -148,7 +148,7 @@ def test_derived_clavet_constants_are_shown_read_only(ext, saved_file):
     assert c["rest_density"] == pytest.approx(rho0) and c["rest_density_near"] == pytest.approx(rho0_near)
     assert c["gain"] == pytest.approx(gain) and c["gain_near"] == pytest.approx(gain_near)
     assert c["stiffness"] == pytest.approx(gain / dt**2) and c["stiffness_near"] == pytest.approx(gain_near / dt**2)
-    assert c["cohesion"] == pytest.approx(units.cohesion_coefficient(0.05, 1000.0, s, h))
+    assert c["tension_dt"] == pytest.approx(units.surface_tension_stable_dt(0.05, 1000.0, s))
     # The same numbers the bake's model reports.
     solvers, base = ext.core("solvers"), ext.core("solvers.base")
     spec = solvers.SOLVERS["viscoelastic"]

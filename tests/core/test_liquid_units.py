@@ -1,11 +1,9 @@
-"""The lattice constants of ``liquid_units`` against direct sums, a flat floor and Fowler's formula.
+"""The lattice constants of ``liquid_units`` against direct sums and a flat floor.
 
 No simulation runs: every check is a lattice sum in numpy. Tolerances: 1e-12
 relative where two sums over the same lattice points meet (only the summation
 order differs; measured <= 8e-16); finite differences to 1e-8 relative (central
-differences with a step of 1e-5 s; measured <= 5e-11); the lattice surface
-energy against the continuum, whose gap is a property of the lattice, to the
-measured gaps at h/s = 2, 3, 4 (see that test).
+differences with a step of 1e-5 s; measured <= 5e-11).
 """
 
 import math
@@ -131,64 +129,7 @@ def test_wall_linearisation_is_the_derivative_with_fixed_partners(ratio, z):
         np.testing.assert_allclose(slope_near, 3.0 / h * g_near[0] @ e, rtol=1e-8)
 
 
-def _integral(f, a: float, b: float, n: int = 64) -> float:
-    """∫_a^b f by 64-point Gauss-Legendre (exact to round-off for the smooth integrands here)."""
-    t, w = np.polynomial.legendre.leggauss(n)
-    return 0.5 * (b - a) * float(np.sum(w * f(0.5 * (b - a) * t + 0.5 * (b + a))))
-
-
-def _psi(q):
-    """The pair force shape ψ(q) = -cos(3πq/2), written out (not ``liquid_units.cohesion_shape``)."""
-    return -np.cos(1.5 * np.pi * q)
-
-
-@pytest.mark.parametrize("ratio", [2.0, 3.0])
-def test_surface_energy_per_pair_force_is_the_work_to_cut_the_lattice(ratio):
-    """Cut the lattice between two layers and count the broken pairs one by one: per unit area (one lattice
-    column of area s² below the cut), Σ over pairs of the work Φ(r) = h ∫_q^1 ψ (numerical quadrature, not
-    the closed form) is 2Γ: the two new surfaces (1e-12 relative)."""
-    h = ratio * SPACING
-    upper = _lattice(SPACING, h, z_min=1)
-    work = 0.0
-    for k in range(int(math.ceil(ratio)) + 1):  # the column below the cut: (0, 0, -k s)
-        r = np.linalg.norm(upper - [0.0, 0.0, -k * SPACING], axis=1)
-        for q in r[r < h] / h:
-            work += h * _integral(_psi, q, 1.0)
-    np.testing.assert_allclose(work / SPACING**2, 2.0 * units.surface_energy_per_pair_force(SPACING, h),
-                               rtol=1e-12)
-
-
 # Measured relative gap (lattice / continuum - 1) of Γ: h/s = 2: -10.4 %, 2.5: -12.5 %, 3: -6.1 %,
 # 4: -3.5 %, 5: -2.3 %, 6: -1.7 %, 8: -0.9 %. The lattice sum leaves out the pairs a uniform fluid
 # has at r < s; the gap shrinks as the neighbourhood fills, though not monotonically at small h/s.
 FOWLER_GAP = {2.0: 0.12, 3.0: 0.07, 4.0: 0.04, 6.0: 0.02}
-
-
-def test_surface_energy_per_pair_force_approaches_fowler_continuum():
-    """Fowler's continuum formula γ = (π n²/8) ∫ r⁴ φ'(r) dr with φ' = F ψ(r/h), n = 1/s³ (integrated
-    numerically): the lattice Γ is below it by less than 12, 7, 4, 2 % at h/s = 2, 3, 4, 6, and the gap
-    shrinks from each of these to the next."""
-    gaps = []
-    for ratio, tolerance in FOWLER_GAP.items():
-        h = ratio * SPACING
-        n = 1.0 / SPACING**3
-        continuum = math.pi * n * n / 8.0 * h**5 * _integral(lambda q: q**4 * _psi(q), 0.0, 1.0)
-        gap = units.surface_energy_per_pair_force(SPACING, h) / continuum - 1.0
-        assert abs(gap) < tolerance, (ratio, gap)
-        gaps.append(abs(gap))
-    assert gaps == sorted(gaps, reverse=True)
-
-
-def test_cohesion_coefficient_scales_as_surface_tension_over_particle_mass_and_gamma():
-    """c = γ / (ρ s³ Γ) to 1e-12 relative: linear in γ, inverse in ρ; at a fixed h/s, Γ ∝ 1/s so c ∝ 1/s²
-    (a finer liquid needs a larger pair acceleration for the same γ); γ = 0 gives exactly 0."""
-    for gamma, rho, spacing, ratio in [(0.072, 1000.0, 0.05, 2.0), (0.49, 13500.0, 0.01, 3.0),
-                                       (0.025, 1000.0, 0.02, 2.5)]:
-        h = ratio * spacing
-        c = units.cohesion_coefficient(gamma, rho, spacing, h)
-        expected = gamma / (rho * spacing**3 * units.surface_energy_per_pair_force(spacing, h))
-        np.testing.assert_allclose(c, expected, rtol=1e-12)
-        np.testing.assert_allclose(units.cohesion_coefficient(2 * gamma, rho, spacing, h), 2 * c, rtol=1e-12)
-        np.testing.assert_allclose(units.cohesion_coefficient(gamma, 2 * rho, spacing, h), c / 2, rtol=1e-12)
-        np.testing.assert_allclose(units.cohesion_coefficient(gamma, rho, 2 * spacing, 2 * h), c / 4, rtol=1e-12)
-    assert units.cohesion_coefficient(0.0, 1000.0, 0.05, 0.1) == 0.0

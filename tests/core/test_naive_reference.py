@@ -38,10 +38,7 @@ GAIN = np.array([1.0, 0.4]) * _GAIN / units.RELAXATION  # m per unit density err
 GAIN_NEAR = np.array([1.0, 0.4]) * _GAIN_NEAR / units.RELAXATION_NEAR  # m
 RHO0 = np.array([1.0, 0.8]) * units.rest_densities(SPACING, H)[0]
 RHO0_NEAR = np.array([1.0, 0.9]) * units.rest_densities(SPACING, H)[1]
-# Cohesion: material 0 none (pairs 0-0 skipped, 0-1 at half strength); 60 m/s² is water's
-# γ = 0.072 N/m at a 1 mm spacing (cohesion_coefficient grows as 1/s²). XSPH: the solver's 0.05
-# and a stronger 0.3.
-COHESION = np.array([0.0, 60.0])  # m/s^2
+# XSPH: the solver's 0.05 and a stronger 0.3.
 XSPH = np.array([0.05, 0.3])
 SIGMA = np.array([0.5, 400.0])  # 1/s
 BETA = np.array([0.1, 5.0])  # 1/m
@@ -236,19 +233,6 @@ def test_double_density_relaxation_with_colliders_matches_sequential_reference(l
 
 
 @pytest.mark.parametrize("layout", ["dense", "hashed"])
-def test_cohesion_impulses_match_jacobi_reference(layout):
-    """Pair cohesion c ψ(q) r̂_ij with mean pair coefficients (material 0 has none): velocities to
-    1e-12 m/s; each pair term is equal and opposite, so Σ Δv = 0 (unit masses) to 1e-11 m/s."""
-    s = _scene(layout)
-    v0 = s["v"].copy()
-    v_ref = naive.cohesion_impulses(s["x"], v0, s["nbr"], s["count"], s["mat"], COHESION, H, DT)
-    _call(fast.cohesion_impulses, **s, coef=COHESION)
-    assert np.max(np.abs(v_ref - v0)) > 1e-3
-    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
-    np.testing.assert_allclose((s["v"] - v0).sum(axis=0), 0.0, rtol=0, atol=1e-11)
-
-
-@pytest.mark.parametrize("layout", ["dense", "hashed"])
 def test_smooth_velocities_match_jacobi_reference(layout):
     """XSPH with mean pair coefficients and one lattice ρ0: velocities to 1e-12 m/s, and Σ Δv = 0
     to 1e-11 m/s (each pair term equal and opposite)."""
@@ -263,8 +247,8 @@ def test_smooth_velocities_match_jacobi_reference(layout):
 
 
 def test_coincident_pair_matches_the_references():
-    """A pair at r = 0 (no direction) is left out of the relaxation's densities and displacements and of
-    cohesion, and counts with q = 0 in XSPH: kernels and references agree to 1e-12 with it present."""
+    """A pair at r = 0 (no direction) is left out of the relaxation's densities and displacements, and
+    counts with q = 0 in XSPH: kernels and references agree to 1e-12 with it present."""
     s = _scene("dense", coincident=True)
     r = np.linalg.norm(s["x"][:, None] - s["x"][None], axis=-1)
     np.fill_diagonal(r, np.inf)
@@ -275,10 +259,6 @@ def test_coincident_pair_matches_the_references():
     np.testing.assert_allclose(s["x"], x_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rho, rho_ref, rtol=1e-12, atol=0)
     s["x"] = x0
-    v_ref = naive.cohesion_impulses(x0, v0, s["nbr"], s["count"], s["mat"], COHESION, H, DT)
-    _call(fast.cohesion_impulses, **s, coef=COHESION)
-    np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
-    s["v"] = v0.copy()
     rho0 = units.rest_densities(SPACING, H)[0]
     v_ref = naive.smooth_velocities(x0, v0, s["nbr"], s["count"], s["mat"], XSPH, H, rho0)
     _call(fast.smooth_velocities, **s, coef=XSPH, rho0=rho0, dv=np.zeros_like(v0))

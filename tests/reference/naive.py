@@ -5,8 +5,8 @@ kernels: brute-force neighbours, direct-sum densities (Desbrun & Cani 1996 eq. 3
 Clavet 2005 eqs. 4.1, 4.3) and sequential transcriptions of Clavet's
 Algorithms 3, 4 and 5 with eq. 5.2 (S. Clavet, *Animation de fluides
 viscoélastiques à base de particules*, M.Sc. thesis, Université de Montréal,
-2005), plus the viscoelastic model's two Jacobi velocity terms: pair cohesion
-(after Tartakovsky & Meakin 2005) and XSPH smoothing (Monaghan 1989). The
+2005), plus the viscoelastic model's Jacobi XSPH smoothing (Monaghan 1989); the
+surface tension's reference is in tests/core/test_surface_tension.py. The
 Gauss-Seidel references visit particles in the solver's order (colours, then
 buckets, then particles, each neighbour row in order), so that they perform the
 same operations in the same order and agree to round-off; the deviations from
@@ -308,37 +308,6 @@ def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_s
 
 
 # -- velocity terms of the viscoelastic model (Jacobi) --------------------------------------
-
-
-def cohesion_impulses(x, v, nbr, count, mat, coef, h, dt):
-    """Pair cohesion (surface tension after Tartakovsky & Meakin 2005), Jacobi: every particle from the same state.
-
-    Each neighbour j with q < 1 and r > 0 accelerates i along r̂_ij by c ψ(q), ψ(q) = -cos(3πq/2)
-    (a push below q = 1/3, a pull above), c = (coef_i + coef_j)/2; v_i += Δt Σ_j c ψ(q) r̂_ij.
-    Pairs with c = 0 and coincident pairs (no direction) exert nothing.
-
-    Parameters
-    ----------
-    x : (n,3) float64 positions, m. v : (n,3) float64 velocities, m/s (not mutated).
-    nbr, count : neighbour rows and lengths. mat : (n,) material ids; coef : per-material c, m/s².
-    h : interaction radius, m; dt : step, s.
-
-    Returns
-    -------
-    v_new : (n,3) float64 velocities, m/s.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    v_new = np.array(v, dtype=np.float64, copy=True)
-    for i in range(len(x)):
-        acc = np.zeros(3)
-        for j in nbr[i, :count[i]]:
-            c = 0.5 * (coef[mat[i]] + coef[mat[j]])
-            r, q, rhat = _pair(x, i, j, h)
-            if c == 0.0 or not (q < 1.0 and r > 0.0):
-                continue
-            acc += c * -math.cos(1.5 * math.pi * q) * rhat
-        v_new[i] += dt * acc
-    return v_new
 
 
 def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0):

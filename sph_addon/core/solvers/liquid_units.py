@@ -19,8 +19,12 @@ material given in SI units behaves the same at every spacing and substep:
 * **boundary densities**: the density a wall at distance d takes from a particle
   is the lattice continued through the wall (:func:`wall_terms`), so the layer
   next to a floor is not over-packed;
-* **surface tension** γ (N/m): a pair force c·m·ψ(q) whose surface energy on the
-  lattice is γ (:func:`cohesion_coefficient`).
+* **surface tension** γ (N/m): the continuum surface force γ κ n̂ δ_s
+  (``surface_tension_kernels``), γ/K per unit curvature with K the colour
+  jump of a lattice face (:func:`csf_lattice_constant`, :func:`csf_tension`),
+  stable below :func:`surface_tension_stable_dt`. (A pair cohesion force
+  calibrated by the lattice's surface energy was tried first: it gave the
+  liquid a shear stiffness, and a deformed drop froze instead of ringing.)
 """
 
 from __future__ import annotations
@@ -37,6 +41,15 @@ import numpy as np
 # Δt² (k + k_near) <= 0.12 h, is the same bound).
 RELAXATION = 0.2
 RELAXATION_NEAR = 0.1
+# Surface tension (surface_tension_kernels): the surface weight's ramp in |∇c| as shares of a (100)
+# face's K/(2s); the curvature cap in 1/spacing (a sphere of radius one spacing); the chord weight
+# of a full curvature and the floor of the tension's Shepard weight (both fade the force out where
+# neighbours leave the support); the stable substep factor (surface_tension_stable_dt).
+SURFACE_WEIGHT_RAMP = (0.16, 0.49)
+CURVATURE_CAP = 2.0
+CURVATURE_SUPPORT = 0.2
+TENSION_SUPPORT = 1.0
+SURFACE_TENSION_DT = 0.2
 
 
 def _offsets(spacing: float, h: float) -> np.ndarray:
@@ -102,52 +115,42 @@ def _wall_weights(spacing: float, h: float) -> tuple[np.ndarray, np.ndarray]:
     return off, np.column_stack([a**2, a**3, a[:, None] * unit, a[:, None] ** 2 * unit])
 
 
-def cohesion_shape(q: np.ndarray) -> np.ndarray:
-    """ψ(q) = -cos(3πq/2): a push below q = 1/3, a pull up to q = 1, zero at q = 1."""
-    return -np.cos(1.5 * np.pi * q)
+def csf_lattice_constant(spacing: float, h: float) -> float:
+    """K (dimensionless): twice the colour gradient a flat face of the lattice carries per unit area.
 
-
-def surface_energy_per_pair_force(spacing: float, h: float) -> float:
-    """Γ (1/m): the surface energy per unit area of the lattice cut by a plane, per newton of pair force.
-
-    Separating two half-lattices breaks every pair across the plane; per unit area
-    there are n |z| of them for each offset z > 0 (n = 1/s³), each costing the work
-    Φ(r) = ∫_r^h F ψ(r'/h) dr' of its pair force F ψ. The work is 2γ (two new
-    surfaces), so γ = F Γ with Γ = (n/2) Σ_{z>0} z ∫_q^1 h ψ. This is Fowler's
-    formula γ = (π n²/8) ∫ r⁴ φ'(r) dr on the lattice instead of a uniform fluid.
+    With c = Σ (1-q)²/ρ0, the sum of s³ ∇c_i over a column of unit cross-section
+    under a face of unit normal N counts the pairs across the face:
+    (1/ρ0) Σ_{o·N>0} (o·N)(ô·N) 2(1-q)/h over the lattice offsets o. The cubic
+    lattice's second moments are isotropic, so this is (1/(3ρ0)) Σ_o q (1-q) for
+    every orientation (checked for (100), (110), (111), (123)); K is twice it,
+    (2/(3ρ0)) Σ_o q (1-q) (1.2254 at h = 2 s, 1.146 at 2.5 s). At h <= 2 s a (100) face
+    carries the whole column sum on its first layer: |∇c| = K/(2s) there. The CSF force
+    F_i = 2 s³ Π ∇c_i with Π = γ κ / K then adds up to γ κ per unit area of any face.
     """
-    off = _offsets(spacing, h)
-    up = off[off[:, 2] > 0]
-    q = np.linalg.norm(up, axis=1) / h
-    # ∫_q^1 -cos(3πt/2) dt = (2/3π) (sin(3πq/2) - sin(3π/2)) = (2/3π)(sin(3πq/2) + 1)
-    work = h * (2.0 / (3.0 * math.pi)) * (np.sin(1.5 * math.pi * q) + 1.0)
-    return float(0.5 / spacing**3 * np.sum(up[:, 2] * work))
+    a = 1.0 - np.linalg.norm(_offsets(spacing, h), axis=1) / h
+    rho0 = float(np.sum(a**2))
+    return float(2.0 / (3.0 * rho0) * np.sum(a * (1.0 - a)))
 
 
-def cohesion_coefficient(surface_tension: float, density: float, spacing: float, h: float) -> float:
-    """c (m/s²): the pair acceleration scale for surface tension γ (N/m) of a liquid of density ρ (kg/m³).
-
-    The pair force F = γ / Γ (newtons) acts on particles of mass m = ρ s³.
-    """
+def csf_tension(surface_tension: float, spacing: float, h: float) -> float:
+    """γ/K (N/m): multiplies the curvature κ (1/m) into the tension Π (Pa) of the CSF kernels."""
     if surface_tension == 0.0:
         return 0.0
-    return surface_tension / surface_energy_per_pair_force(spacing, h) / (density * spacing**3)
+    return surface_tension / csf_lattice_constant(spacing, h)
 
 
-def cohesion_stable_dt(coefficient: float, spacing: float, h: float) -> float:
-    """Longest substep (s) at which the explicit cohesion force stays stable.
+def surface_tension_stable_dt(surface_tension: float, density: float, spacing: float) -> float:
+    """Longest substep (s) of the explicit CSF force: Δt <= SURFACE_TENSION_DT sqrt(ρ s³ / γ).
 
-    The pair forces cancel in the bulk but their stiffnesses add up: the largest
-    eigenvalue of the lattice's stiffness matrix is at most λ = 2 Σ_j (|f'(r_j)| +
-    2 |f(r_j)| / r_j) (Gershgorin over the 3x3 blocks of the central force f = c ψ),
-    and symplectic Euler needs Δt sqrt(λ) < 2; we keep Δt sqrt(λ) <= 1. Measured:
-    a 2 cm drop at s = 2.5 mm with γ = 0.288 N/m flies apart at Δt sqrt(λ) ≈ 4.
+    The shortest capillary wave the particles carry (k = π/s) has ω² = γ k³ / ρ,
+    so the bound is ω Δt <= 5.57 x 0.2 = 1.1 (symplectic Euler alone would allow
+    2). Measured on a 2 cm drop at rest without gravity, h = 2 s, γ = 0.072 to
+    1 N/m, 3 s each: calm (mean speed ~1 cm/s or less) up to 0.29-0.34 at R = 6
+    spacings and 0.31-0.34 at R = 9, torn apart from 0.34 and 0.42; the
+    evaluation at predicted positions (``surface_tension_kernels``) lowers the
+    threshold from ~0.6 but removes a slow spin-up that grew without bound at
+    any step.
     """
-    if coefficient == 0.0:
+    if surface_tension <= 0.0:
         return math.inf
-    r = np.linalg.norm(_offsets(spacing, h), axis=1)
-    q = r / h
-    f = coefficient * np.abs(cohesion_shape(q))
-    df = coefficient * 1.5 * math.pi / h * np.abs(np.sin(1.5 * math.pi * q))
-    lam = 2.0 * float(np.sum(df + 2.0 * f / r))
-    return 1.0 / math.sqrt(lam)
+    return SURFACE_TENSION_DT * math.sqrt(density * spacing**3 / surface_tension)

@@ -1,4 +1,113 @@
-"""Numba kernels of surface tension as the gradient of a colour-field surface energy (draft)."""
+"""Surface tension as the continuum surface force γ κ n̂ δ_s on a free surface of particles (numba kernels).
+
+References: J. U. Brackbill, D. B. Kothe, C. Zemach, "A continuum method for
+modeling surface tension", J. Comput. Phys. 100 (1992) 335-354 (CSF: the
+volume force F_sv = γ κ ∇c / [c] with κ = -∇·n̂, n̂ = ∇c/|∇c|); J. P. Morris,
+"Simulating surface tension with smoothed particle hydrodynamics", Int. J.
+Numer. Meth. Fluids 33 (2000) 333-353 (CSF on particles, the curvature taken
+only from particles whose normal is reliable); N. Akinci, G. Akinci,
+M. Teschner, "Versatile Surface Tension and Adhesion for SPH Fluids", ACM TOG
+32(6) 2013 (normals from the colour gradient scaled by h; cohesion and
+curvature pair forces, discussed below). None of the three is among the
+project's papers (/work/shared/papers), so their equations are named here,
+not numbered.
+
+The liquid side (``liquid_units``: lattice constant K, thresholds, stable
+step) turns γ (N/m) into the constants passed here; the viscoelastic model
+calls :func:`surface_tension_impulses` in its velocity stage, after XSPH and
+before the viscosity impulses. Passes, each a Jacobi sweep over the same
+positions, the predicted x + Δt v (deterministic at any thread count):
+
+1. :func:`colour_gradient`: g_i = ∇c_i, c_i = Σ_j (1-q_ij)² / ρ0 (Clavet's
+   density kernel over its lattice sum ρ0, so c = 1 in the bulk); the surface
+   weight a_i (0 in the bulk, 1 on the surface) and the outward normal
+   n̂_i = -g_i/|g_i|;
+2. :func:`surface_curvature`: the mean curvature κ_i = ∇·n̂ (Brackbill's -∇·(∇c/|∇c|)) at surface particles
+   from the normals of their surface neighbours;
+3. :func:`tension_field`: Π_i = (γ/K) κ̄_i, κ̄ a Shepard average of κ over the
+   surface particles within h, so that every particle that sees the surface
+   (g ≠ 0) has a curvature;
+4. :func:`csf_impulses`: F_i = 2 s³ Π_i g_i, i.e. Brackbill's γ κ ∇c with
+   the particle's share of the surface, 2 s³ |g_i| / K; the net force is
+   removed afterwards (momentum, below).
+
+Why CSF and not a pair force. Surface tension is a boundary condition: the
+pressure jumps by γ κ across the surface (Young-Laplace) and nothing acts in
+the bulk. Three pairwise forms were built and measured on a 2 cm water drop
+set ringing in mode 2 (R = 6 spacings):
+
+* a pair cohesion (Tartakovsky & Meakin 2005, Akinci's cohesion term) acts in
+  the bulk too: on a particle lattice it has a shear modulus ~ γ/s, above the
+  capillary stress γ/R of any drop wider than a few spacings: the drop froze
+  prolate;
+* the same CSF in symmetric pair form, s³ (Π_i + Π_j) ∇_i c_ij (Monaghan's
+  pressure form with pressure -Π), is exactly a combination of the gradients
+  of the particle densities, ∇(s³/ρ0 Σ_k Π_k ρ_k): the density relaxation
+  absorbs it as pressure and it does no work on any density-preserving motion
+  (the drop, again, did not oscillate);
+* an energy γ Σ_k s² φ(|g_k|)/K (the colour-gradient area; its gradient is
+  Σ_j H_ij (u_i - u_j), u = φ'(|g|) ĝ, H the kernel's Hessian: Akinci's
+  curvature term -γ (n_i - n_j) with a scalar weight for H and φ = |g|²)
+  measures the lattice, not the area: an affine mode-2 deformation of the
+  lattice-cut drop lowered it by 1-2 times γ ΔA, and it has no cohesion
+  (spread particles have g = 0), so the drop flew apart.
+
+CSF has no tangential force and no stress in the bulk, so the drop keeps no
+shear rigidity; it rang at 0.93-0.96 of Rayleigh's mode-2 frequency for
+γ = 0.072 and 0.288 N/m at R = 6, 9 and 12 spacings, and a drop on a floor
+at R = 12 spacings settled into the puddle of a non-wetting liquid (height
+two capillary lengths, 5.4 mm: measured 5.7-6.0 mm, radius 15.8 mm against
+15.7). The drop's frequencies and its Laplace pressure are tested in
+tests/core/test_surface_tension.py.
+
+Deviations, each for a reason:
+
+* **Predicted positions.** The geometry is taken at x + Δt v, where Clavet's
+  Algorithm 1 takes every constraint (and where the neighbour rows were
+  found), not at x: evaluated at x, the non-symmetric CSF force let a drop at
+  rest spin up without bound (angular momentum doubling every ~0.5 s at the
+  automatic substep, from round-off). At x + Δt v it held steady for 6 s; the
+  price is a lower stable step (``liquid_units.surface_tension_stable_dt``).
+* **Momentum.** Σ_i F_i = γ Σ κ_i a_i n̂_i is zero in the continuum (∮ κ n̂ dA
+  = 0 over a closed surface) but not to round-off: measured 1e-4 to 3e-3 of
+  Σ |F_i| on the drop. Its reaction belongs to no neighbour: the balancing
+  force of a curved surface is the pressure behind it (a pairwise reaction
+  within h turns the force into the absorbed pressure form above). So the
+  mass-weighted mean, Σ F_i / Σ m_i, is subtracted from every particle that
+  has surface tension: momentum is conserved exactly (a sequential sum, so
+  deterministic), at the price of a uniform acceleration of the order of the
+  discretisation error shared by all such particles.
+* **Curvature from tangential chords.** κ_i = 2 Σ_j a_j w_ij (n̂_i - n̂_j)·t_ij
+  / Σ_j a_j w_ij |t_ij|², w = (1-q)², t_ij the chord x_i - x_j projected on
+  i's tangent plane. For a smooth normal field n̂_i - n̂_j = (∇n̂) t_ij, so this
+  is tr ∇n̂ = ∇·n̂ whenever the neighbours are spread evenly around i in its
+  tangent plane: normalised by the neighbours present, where the SPH
+  divergence Σ_j V_j (n̂_j - n̂_i)·∇W_ij loses about half of it to the missing air.
+  |κ| is capped at kappa_cap (a sphere of radius one spacing) and faded out
+  where the chords' weight Σ a_j w_ij |t_ij|² / h² falls under
+  ``curvature_support``: κ stays continuous as neighbours leave the support.
+* **Π carried inward, continuously.** Particles below the first layer see
+  the surface (g ≠ 0, small) but carry no normal of their own; they take the
+  Shepard average κ̄ of the surface particles within h, its weight sum
+  floored at ``tension_support`` so Π fades to 0, never jumps, where no
+  surface particle is near.
+* **Surface weight** a = 0 below |g| = lo, 1 above hi, linear between
+  (0.16 and 0.49 of a (100) face's K/(2s); a bulk that has moved shows
+  < 0.1 of it, measured): bulk noise makes no normals.
+* **Colliders are air** to the colour field: a liquid's face against a wall
+  is a surface like any other (flat faces feel nothing, edges are rounded),
+  so the liquid does not wet colliders (contact angle ~180°, the puddle
+  above). Counting the solid as liquid (the relaxation's boundary density,
+  ``liquid_units.wall_terms``) makes it wet them completely: water climbed
+  the walls of its tank and left it at 1.7 mm spacing, and at half weight it
+  still climbed. Wetting needs an adhesion term (Akinci et al. 2013 have one).
+* **Thin sheets.** A liquid one to three particles thick has no resolved
+  surface: a free 2-layer film crumples as its rim retracts, and a drop of
+  R = 6 spacings spread by gravity into a 2-layer film kept moving at a mean
+  4-5 cm/s (γ = 0: calm below 1 cm/s), where R = 12 spacings settled.
+* **Materials.** c counts every particle (two liquids in contact form one body:
+  no interfacial tension); Π is the curvature times the particle's own γ/K.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +119,23 @@ from numba import njit, prange
 from .. import config
 
 
-@njit(**config.NJIT)
-def _wendland_q(q):
-    """dw/dq / q and d²w/dq² of the Wendland C2 kernel w(q) = (1-q)⁴ (1+4q), q < 1."""
-    a = 1.0 - q
-    a3 = a * a * a
-    return -20.0 * a3, 20.0 * a * a * (4.0 * q - 1.0)
-
-
 @njit(**config.NJIT_PARALLEL)
-def colour_gradient(x, nbr, count, h, inv_w0, g):
-    """g_i = ∇c_i, c_i = Σ_j w(q_ij) / W0 (Wendland C2, W0 its lattice sum), Jacobi. 1/m."""
+def colour_gradient(x, nbr, count, h, inv_rho0, lo, hi, g, normal, weight):
+    """Colour gradient g_i = ∇c_i (Brackbill's ∇c), surface weight a_i and normal n̂_i, Jacobi.
+
+    c_i = Σ_j (1-q_ij)² / ρ0 over the neighbours within h (coincident pairs
+    skipped). g points into the liquid at a free surface; |g| = K/(2s) on a
+    (100) face of the lattice at h = 2 s (K: ``liquid_units.csf_lattice_constant``),
+    0 in a symmetric bulk.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m. nbr, count : neighbour rows (n,K) int32, lengths (n,).
+    h : interaction radius, m. inv_rho0 : 1 / Σ (1-q)² over the lattice.
+    lo, hi : the surface weight's ramp in |g|, 1/m: a = 0 below lo, 1 above hi, linear between.
+    g : (n,3) float64 out, 1/m. normal : (n,3) float64 out, -g/|g| where a > 0, else 0.
+    weight : (n,) float64 out, a ∈ [0, 1].
+    """
     n = x.shape[0]
     inv_h = 1.0 / h
     for i in prange(n):
@@ -29,76 +144,207 @@ def colour_gradient(x, nbr, count, h, inv_w0, g):
         sz = 0.0
         for kk in range(count[i]):
             j = nbr[i, kk]
-            ex = x[i, 0] - x[j, 0]
-            ey = x[i, 1] - x[j, 1]
-            ez = x[i, 2] - x[j, 2]
-            q = math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
-            if q >= 1.0:
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            a = 1.0 - r * inv_h
+            if a <= 0.0 or r == 0.0:
                 continue
-            a = 1.0 - q
-            f = -20.0 * a * a * a * inv_h * inv_h  # (dw/dq / q) / h²: ∇w = f x_ij
+            f = 2.0 * a * inv_h / r
             sx += f * ex
             sy += f * ey
             sz += f * ez
-        g[i, 0] = sx * inv_w0
-        g[i, 1] = sy * inv_w0
-        g[i, 2] = sz * inv_w0
-
-
-@njit(**config.NJIT)
-def _direction(gx, gy, gz, h, lo, hi):
-    """u = φ'(m) ĝ with m = |g| h: φ' ramps from 0 (m <= lo) to 1 (m >= hi)."""
-    mm = math.sqrt(gx * gx + gy * gy + gz * gz)
-    m = mm * h
-    if m <= lo:
-        return 0.0, 0.0, 0.0
-    d = 1.0 if m >= hi else (m - lo) / (hi - lo)
-    d /= mm
-    return d * gx, d * gy, d * gz
+        sx *= inv_rho0
+        sy *= inv_rho0
+        sz *= inv_rho0
+        g[i, 0] = sx
+        g[i, 1] = sy
+        g[i, 2] = sz
+        mag = math.sqrt(sx * sx + sy * sy + sz * sz)
+        if mag <= lo:
+            weight[i] = 0.0
+            normal[i, 0] = 0.0
+            normal[i, 1] = 0.0
+            normal[i, 2] = 0.0
+            continue
+        weight[i] = 1.0 if mag >= hi else (mag - lo) / (hi - lo)
+        normal[i, 0] = -sx / mag
+        normal[i, 1] = -sy / mag
+        normal[i, 2] = -sz / mag
 
 
 @njit(**config.NJIT_PARALLEL)
-def surface_energy_impulses(x, v, g, nbr, count, mat, coef, h, lo, hi, dt):
-    """v_i -= Δt c Σ_j H_ij (u_i - u_j): minus the gradient of E = Σ_k φ(|g_k| h), Jacobi."""
+def surface_curvature(x, normal, weight, nbr, count, h, kappa_cap, curvature_support, kappa):
+    """Mean curvature κ_i = ∇·n̂ at surface particles (positive on a convex surface), Jacobi.
+
+    κ_i = 2 Σ_j a_j w_ij (n̂_i - n̂_j)·t_ij / Σ_j a_j w_ij |t_ij|² over i's
+    neighbours with a_j > 0, w_ij = (1-q)², t_ij = x_ij - (x_ij·n̂_i) n̂_i
+    (Brackbill's κ = -∇·(∇c/|∇c|), with the outward normal, from the
+    particles with a normal only as Morris does; see the module
+    docstring for the normalisation). Clipped to ±kappa_cap, then scaled by
+    min(1, Σ_j a_j w_ij |t_ij|² / (h² curvature_support)).
+
+    Parameters
+    ----------
+    x : (n,3) positions, m. normal, weight : from :func:`colour_gradient`.
+    nbr, count : neighbour rows. h : interaction radius, m.
+    kappa_cap : largest |κ|, 1/m. curvature_support : dimensionless chord weight of a full κ.
+    kappa : (n,) float64 out, 1/m (0 where a_i = 0).
+    """
     n = x.shape[0]
     inv_h = 1.0 / h
-    inv_h2 = inv_h * inv_h
     for i in prange(n):
-        ci = coef[mat[i]]
-        uix, uiy, uiz = _direction(g[i, 0], g[i, 1], g[i, 2], h, lo, hi)
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
+        kappa[i] = 0.0
+        if weight[i] == 0.0:
+            continue
+        nx = normal[i, 0]
+        ny = normal[i, 1]
+        nz = normal[i, 2]
+        num = 0.0
+        den = 0.0
         for kk in range(count[i]):
             j = nbr[i, kk]
-            c = 0.5 * (ci + coef[mat[j]])
-            if c == 0.0:
+            aj = weight[j]
+            if aj == 0.0:
                 continue
-            ujx, ujy, ujz = _direction(g[j, 0], g[j, 1], g[j, 2], h, lo, hi)
-            dx = uix - ujx
-            dy = uiy - ujy
-            dz = uiz - ujz
-            if dx == 0.0 and dy == 0.0 and dz == 0.0:
+            tx = x[i, 0] - x[j, 0]
+            ty = x[i, 1] - x[j, 1]
+            tz = x[i, 2] - x[j, 2]
+            r = math.sqrt(tx * tx + ty * ty + tz * tz)
+            a = 1.0 - r * inv_h
+            if a <= 0.0 or r == 0.0:
                 continue
-            ex = x[i, 0] - x[j, 0]
-            ey = x[i, 1] - x[j, 1]
-            ez = x[i, 2] - x[j, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
+            d = tx * nx + ty * ny + tz * nz
+            tx -= d * nx
+            ty -= d * ny
+            tz -= d * nz
+            w = aj * a * a
+            num += w * ((nx - normal[j, 0]) * tx + (ny - normal[j, 1]) * ty + (nz - normal[j, 2]) * tz)
+            den += w * (tx * tx + ty * ty + tz * tz)
+        if den > 0.0:
+            k = min(max(2.0 * num / den, -kappa_cap), kappa_cap)
+            kappa[i] = k * min(1.0, den * inv_h * inv_h / curvature_support)
+
+
+@njit(**config.NJIT_PARALLEL)
+def tension_field(x, nbr, count, mat, kappa, weight, tension, h, tension_support, pi):
+    """Π_i = (γ/K)_i κ̄_i, the curvature carried to every particle that sees the surface, Jacobi.
+
+    κ̄_i = (a_i κ_i + Σ_j a_j w_ij κ_j) / max(a_i + Σ_j a_j w_ij, tension_support),
+    w_ij = (1-q)², over the surface particles within h (i's own weight counted
+    with w = 1): a Shepard average that fades to 0 where the weight sum falls
+    under ``tension_support``.
+
+    Parameters
+    ----------
+    x : (n,3) positions, m. nbr, count : neighbour rows. mat : (n,) uint8.
+    kappa, weight : (n,) from :func:`surface_curvature` and :func:`colour_gradient`.
+    tension : per-material γ/K, N/m (0: no surface tension). h : interaction radius, m.
+    tension_support : dimensionless weight sum of a full average.
+    pi : (n,) float64 out, Pa.
+    """
+    n = x.shape[0]
+    inv_h = 1.0 / h
+    for i in prange(n):
+        c = tension[mat[i]]
+        pi[i] = 0.0
+        if c == 0.0:
+            continue
+        num = weight[i] * kappa[i]
+        den = weight[i]
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            aj = weight[j]
+            if aj == 0.0:
                 continue
-            t, nn = _wendland_q(q)
-            ex /= r
-            ey /= r
-            ez /= r
-            # H d = (w_qq e e·d + (w_q/q)(d - e e·d)) / h²
-            ed = ex * dx + ey * dy + ez * dz
-            hx = (nn * ed * ex + t * (dx - ed * ex)) * inv_h2
-            hy = (nn * ed * ey + t * (dy - ed * ey)) * inv_h2
-            hz = (nn * ed * ez + t * (dz - ed * ez)) * inv_h2
-            sx += c * hx
-            sy += c * hy
-            sz += c * hz
-        v[i, 0] -= dt * sx
-        v[i, 1] -= dt * sy
-        v[i, 2] -= dt * sz
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            a = 1.0 - math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
+            if a <= 0.0:
+                continue
+            w = aj * a * a
+            num += w * kappa[j]
+            den += w
+        if den > 0.0:
+            pi[i] = c * num / max(den, tension_support)
+
+
+@njit(**config.NJIT_PARALLEL)
+def csf_impulses(v, g, pi, mat, tension, density, dt, dv):
+    """v_i += Δt F_i / m_i with F_i = 2 s³ Π_i g_i (Brackbill's F_sv), less the mean: momentum exact.
+
+    With m_i = ρ_i s³ the acceleration is 2 Π_i g_i / ρ_i. The net force Σ_i F_i
+    (zero in the continuum, see the module docstring) is summed in index order,
+    so deterministically, and the uniform acceleration Σ_i F_i / Σ_i m_i over the
+    particles whose material has surface tension is taken off each of them:
+    Σ_i m_i Δv_i = 0 to round-off.
+
+    Parameters
+    ----------
+    v : (n,3) velocities, m/s; mutated. g : (n,3) colour gradients, 1/m.
+    pi : (n,) Π, Pa. mat : (n,) uint8. tension : per-material γ/K (only its sign is read here).
+    density : per-material ρ, kg/m³. dt : step, s. dv : (n,3) float64 scratch.
+    """
+    n = v.shape[0]
+    for i in prange(n):
+        s = 2.0 * dt * pi[i] / density[mat[i]] if pi[i] != 0.0 else 0.0
+        dv[i, 0] = s * g[i, 0]
+        dv[i, 1] = s * g[i, 1]
+        dv[i, 2] = s * g[i, 2]
+    px = 0.0
+    py = 0.0
+    pz = 0.0
+    mass = 0.0
+    for i in range(n):
+        if tension[mat[i]] == 0.0:
+            continue
+        rho = density[mat[i]]
+        px += rho * dv[i, 0]
+        py += rho * dv[i, 1]
+        pz += rho * dv[i, 2]
+        mass += rho
+    if mass > 0.0:
+        px /= mass
+        py /= mass
+        pz /= mass
+    for i in prange(n):
+        if tension[mat[i]] == 0.0:
+            continue
+        v[i, 0] += dv[i, 0] - px
+        v[i, 1] += dv[i, 1] - py
+        v[i, 2] += dv[i, 2] - pz
+
+
+def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray,
+                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float) -> None:
+    """Apply one substep of surface tension to ``v`` (the four passes of the module docstring).
+
+    The surface is taken at the predicted positions x + Δt v; nothing is done
+    (not even that) when no material has surface tension.
+
+    Parameters
+    ----------
+    x, v : (n,3) float64 positions (m) and velocities (m/s); ``v`` is mutated, ``x`` is not.
+    nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32. mat : (n,) uint8 material ids.
+    tension : per-material γ/K, N/m (``liquid_units.csf_tension``). density : per-material ρ, kg/m³.
+    spacing, h : particle spacing and interaction radius, m. dt : step, s.
+    """
+    from . import liquid_units as units
+
+    n = len(x)
+    if n == 0 or not np.any(tension > 0.0):
+        return
+    # Geometry at the predicted positions (see the module docstring): the neighbour rows were found there.
+    x = x + dt * v
+    rho0, _ = units.rest_densities(spacing, h)
+    k = units.csf_lattice_constant(spacing, h)
+    lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
+    g, normal, dv = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+    weight, kappa, pi = np.empty(n), np.empty(n), np.empty(n)
+    colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
+    surface_curvature(x, normal, weight, nbr, count, h, units.CURVATURE_CAP / spacing, units.CURVATURE_SUPPORT,
+                      kappa)
+    tension_field(x, nbr, count, mat, kappa, weight, tension, h, units.TENSION_SUPPORT, pi)
+    csf_impulses(v, g, pi, mat, tension, density, dt, dv)

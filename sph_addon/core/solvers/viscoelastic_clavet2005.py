@@ -30,9 +30,11 @@ from them, the spacing s, the radius h and the substep Δt:
   of the material rather than of k, Δt and s;
 * colliders add the density of the fluid missing behind them
   (``liquid_units.wall_terms``), so the layer on a floor is not over-packed;
-* surface tension is a pair force γ/Γ (newtons) with Γ the lattice's surface
-  energy per unit pair force (Fowler's formula on the lattice), divided by the
-  particle mass ρ s³ (``liquid_units.cohesion_coefficient``);
+* surface tension is a continuum surface force γ κ n (Brackbill 1992) from the
+  curvature of the colour field (``surface_tension_kernels``), calibrated on
+  the lattice (``liquid_units.csf_tension``): a drop rings at Rayleigh's
+  frequency; a pair cohesion force, tried first, made the liquid a solid with
+  a yield stress (the drop froze in its deformed shape);
 * XSPH smoothing (0.05 per substep) damps particle-scale noise.
 """
 
@@ -142,10 +144,15 @@ class ViscoelasticModel(MaterialModel):
         self.target = self.per_material("density_error")
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         self.xsph = np.where(owned, XSPH, 0.0)
-        self.cohesion = np.zeros(setup.n_materials)
+        # Surface tension by CSF (surface_tension_kernels): per-material γ/K (N/m), which turns the
+        # curvature into a tension, and ρ (kg/m³); the explicit force limits the substep.
+        self.tension = np.zeros(setup.n_materials)
+        self.density = np.ones(setup.n_materials)
         for m, p in setup.materials.items():
-            self.cohesion[m] = units.cohesion_coefficient(p.surface_tension, p.density, s, h)
-        self.cohesion_dt = min((units.cohesion_stable_dt(c, s, h) for c in self.cohesion), default=math.inf)
+            self.tension[m] = units.csf_tension(p.surface_tension, s, h)
+            self.density[m] = p.density
+        self.tension_dt = min((units.surface_tension_stable_dt(p.surface_tension, p.density, s)
+                                for p in setup.materials.values()), default=math.inf)
         self.sigma = self.per_material("viscosity")
         self.beta = self.per_material("stiff_viscosity")
         self.k_spring = self.per_material("spring_stiffness")
@@ -204,7 +211,7 @@ class ViscoelasticModel(MaterialModel):
 
     def max_dt(self, world: WorldView) -> float:
         """Longest stable substep, s: springs and surface tension limit it (relaxation passes adapt,
-        viscosity is capped; the cohesion limit is ``liquid_units.cohesion_stable_dt``).
+        viscosity is capped; the surface tension limit is ``liquid_units.surface_tension_stable_dt``).
 
         A particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
         the Jacobi spring update is stable while dt^2 * 15 k_spring stays below ~0.5 (jelly at
@@ -213,7 +220,7 @@ class ViscoelasticModel(MaterialModel):
         from .. import config
 
         k_spring = float(np.max(self.k_spring[self.mode != SPRINGS_NONE], initial=0.0))
-        limit = self.cohesion_dt
+        limit = self.tension_dt
         if k_spring > 0.0:
             limit = min(limit, config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring))
         return limit
@@ -226,13 +233,16 @@ class ViscoelasticModel(MaterialModel):
             self.rho_near = np.zeros(n)
 
     def velocity_stage(self, ctx: StepContext) -> None:
-        """Surface tension (pair cohesion) and viscosity impulses (Algorithm 4), before prediction."""
+        """XSPH smoothing, surface tension (CSF) and viscosity impulses (Algorithm 4), before prediction."""
         self._scratch(ctx.n)
         if XSPH > 0:
             self.k.smooth_velocities(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.xsph, ctx.h,
                                      float(self.rho0.max()), self.d3)
-        if np.any(self.cohesion > 0):
-            self.k.cohesion_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.cohesion, ctx.h, ctx.dt)
+        if np.any(self.tension > 0):
+            from .surface_tension_kernels import surface_tension_impulses
+
+            surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
+                                     ctx.spacing, ctx.h, ctx.dt)
         if np.any(self.sigma > 0) or np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.sigma, self.beta,
                                       self.stretch, ctx.h, ctx.dt, ctx.bucket_start, ctx.colour, ctx.n_colours)

@@ -256,50 +256,6 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
 
 
 @njit(**config.NJIT_PARALLEL)
-def cohesion_impulses(x, v, nbr, count, mat, coef, h, dt):
-    """Surface tension as a pairwise cohesion force (after Tartakovsky & Meakin 2005), Jacobi form.
-
-    Each pair within h pulls (or, below q = 1/3, pushes) its particles along r̂_ij with the
-    acceleration a = c ψ(q), ψ(q) = -cos(3πq/2), c the pair's mean per-material coefficient
-    (m/s², from the surface tension: ``liquid_units.cohesion_coefficient``). Every particle sums
-    over its own row from the same positions, so each pair term is applied equal and opposite
-    and momentum is conserved to round-off, in any order.
-
-    Parameters
-    ----------
-    x, v : (n,3) positions (m) and velocities (m/s); ``v`` is mutated.
-    nbr, count : neighbour rows. mat : (n,) uint8; coef : per-material c, m/s^2.
-    h : interaction radius, m; dt : step, s.
-    """
-    n = x.shape[0]
-    inv_h = 1.0 / h
-    for i in prange(n):
-        ci = coef[mat[i]]
-        ax = 0.0
-        ay = 0.0
-        az = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            c = 0.5 * (ci + coef[mat[j]])
-            if c == 0.0:
-                continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
-                continue
-            s = -c * math.cos(1.5 * math.pi * q) / r
-            ax += s * ex
-            ay += s * ey
-            az += s * ez
-        v[i, 0] += dt * ax
-        v[i, 1] += dt * ay
-        v[i, 2] += dt * az
-
-
-@njit(**config.NJIT_PARALLEL)
 def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
     """XSPH velocity smoothing (Monaghan 1989; as in Macklin & Müller 2013), Jacobi form.
 
