@@ -237,6 +237,11 @@ def _cmd_info(args) -> int:
     for line in (_info_summary(stats), _front_description(cache.root)):
         if line:
             _say(line)
+    for model, constants in (m.get("derived") or {}).items():
+        if isinstance(constants, dict):
+            _say(f"derived ({model}, first frame's substep): "
+                 + ", ".join(f"{k}={v:.4g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                             for k, v in constants.items()))
     return EXIT_OK
 
 

@@ -213,6 +213,9 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         cache.root.mkdir(parents=True, exist_ok=True)
         write_json(cache.scene_path, _stored_raw(scene))
         manifest = cache.new_manifest(scene.name, scene.frame_start, scene.frame_end)
+        first_dt = 1.0 / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
+        derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
+        manifest["derived"] = {name: c for name, c in derived.items() if c}
         stats = sim.check_and_stats()
         _write_frame(cache, sim, manifest, stats.as_dict(), checkpoint=True)
 

@@ -123,7 +123,13 @@ def test_small_dam_break_front_advances_and_info_prints_it(tmp_path, write_scene
 
     text = _info(capsys, out)
     lines = text.splitlines()
-    assert "front_m" in lines[1] and len(lines) == 2 + 9 + 2  # header, columns, 9 frames, summary, front line
+    # header, columns, 9 frames, summary, front line, the derived constants
+    assert "front_m" in lines[1] and len(lines) == 2 + 9 + 3
+    assert lines[-1].startswith("derived (viscoelastic, first frame's substep): rest_density=")
+    assert "gain_m=" in lines[-1] and "stiffness=" in lines[-1]
+    derived = manifest["derived"]["viscoelastic"]
+    assert derived["stiffness"] == pytest.approx(derived["gain_m"] * (30.0 * manifest["stats"]["2"]["substeps"]) ** 2,
+                                                 rel=1e-5)
     assert f"front {fronts[-1]:.3f} m" in text and "along +x from x = 0 m" in text
     # Long bakes: every Nth frame and always the last.
     short = _info(capsys, out, "--every", "4").splitlines()

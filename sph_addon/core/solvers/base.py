@@ -232,6 +232,11 @@ class MaterialModel:
         """Numbers for the manifest's per-frame statistics (JSON-safe)."""
         return {}
 
+    def derived_constants(self, dt: float | None = None) -> dict[str, float]:
+        """Method constants the model derives from its physical parameters, for ``info`` and the UI
+        (JSON-safe; ``dt`` is a substep, s, for constants that depend on it)."""
+        return {}
+
     def state_dict(self) -> dict:
         """State that is not a per-particle array, JSON-safe, for checkpoints."""
         return {}
