@@ -71,8 +71,8 @@ class Walls:
 
     def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]]):
         self.placed = placed
-        # Per collider: velocity changes the models' boundary terms gave particles this substep.
-        self.given: list[tuple[np.ndarray, np.ndarray]] = []
+        # (collider index, positions, velocity changes) the models' boundary terms gave particles.
+        self.given: list[tuple[int, np.ndarray, np.ndarray]] = []
 
     def received(self, x: np.ndarray, dv: np.ndarray) -> None:
         """Record the velocity changes ``dv`` (n,3) that the colliders' boundary terms gave the
@@ -254,18 +254,9 @@ class Simulation:
 
     def _free_of_colliders(self, pts: np.ndarray) -> np.ndarray:
         """Mask of lattice points not inside any collider at the first frame."""
-        from .colliders.response import distances
-
-        keep = np.ones(len(pts), bool)
-        if not len(pts):
-            return keep
-        for c in self.colliders:
-            rot, pos = c.transform(float(self.scene.frame_start))
-            local = np.ascontiguousarray((pts - pos) @ rot, dtype=np.float64)
-            d = np.empty(len(local))
-            distances(c.shape.sdf, c.shape.params, c.shape.grid, local, d)
-            keep &= d >= 0.5 * self.radius
-        return keep
+        if not self.colliders or not len(pts):
+            return np.ones(len(pts), bool)
+        return self._walls_at(0.0).distance(pts) >= 0.5 * self.radius
 
     # -- the step -------------------------------------------------------------------------
     def _frame_at(self, t: float) -> float:
