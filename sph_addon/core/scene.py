@@ -48,6 +48,11 @@ REMOVED_PARAMETERS: dict[str, dict[str, str]] = {
         "rest_density": "removed in scene format 2: the rest density is now the density of the particle lattice "
                         "and cohesion is now surface_tension in N/m (water 0.072; a rest_density above 1 was "
                         "stronger cohesion: raise surface_tension); delete this field and set surface_tension",
+        "viscosity": "removed in scene format 2: Clavet's σ in 1/s depended on the particle spacing; viscosity "
+                     "is now kinematic_viscosity in m²/s (water 1e-6, olive oil 1e-4, honey 5e-3, lava 1-100); "
+                     "delete this field and set kinematic_viscosity",
+        "viscous_stretching": "removed in scene format 2: the implicit viscosity (kinematic_viscosity) resists "
+                              "stretching as much as compression; delete this field",
     },
 }
 

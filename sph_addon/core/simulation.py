@@ -89,6 +89,12 @@ class Walls:
             if len(mine):
                 self.given.append((k, x[mine], dv[mine]))
 
+    def static(self) -> Walls | None:
+        """The colliders that never move (None if there are none): the walls whose velocity is zero
+        (the implicit viscosity's no-slip term holds fluid at the wall's velocity)."""
+        placed = [p for p in self.placed if not p[0].moving and p[0].rebuild is None]
+        return Walls(placed) if placed else None
+
     @staticmethod
     def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
         from .colliders.response import distances

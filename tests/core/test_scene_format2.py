@@ -49,15 +49,17 @@ def test_format1_file_naming_only_presets_loads(write_scene):
 
 def test_format1_file_with_other_valid_overrides_loads(write_scene):
     data = scene_dict(format=OLD, materials=[{"name": "water", "preset": "honey",
-                                              "params": {"viscosity": 50.0, "spring_stiffness": 10.0}}])
+                                              "params": {"stiff_viscosity": 0.5, "spring_stiffness": 10.0}}])
     m = load_scene(write_scene(data)).materials[0]
-    assert (m.params.viscosity, m.params.spring_stiffness) == (50.0, 10.0)
+    assert (m.params.stiff_viscosity, m.params.spring_stiffness) == (0.5, 10.0)
 
 
 REMOVED = [
     ("stiffness", 500.0, "Clavet's stiffness is now derived from density_error", "set density_error"),
     ("repulsion_factor", 2.0, "derived from the particle spacing and support_factor", "delete this field"),
     ("rest_density", 1.1, "cohesion is now surface_tension in N/m", "set surface_tension"),
+    ("viscosity", 20.0, "viscosity is now kinematic_viscosity in m²/s", "set kinematic_viscosity"),
+    ("viscous_stretching", True, "resists stretching", "delete this field"),
 ]
 
 
@@ -113,7 +115,7 @@ def test_format2_round_trips(write_scene, tmp_path):
     """Written as JSON and read back, a format-2 scene is the same scene and the same file."""
     data = _preset_scene(FORMAT)
     data["materials"][0]["params"] = {"density": 1420.0, "surface_tension": 0.05, "density_error": 0.02,
-                                      "max_iterations": 40, "viscosity": 12.5}
+                                      "max_iterations": 40, "kinematic_viscosity": 0.0125}
     first = load_scene(write_scene(data, "a.json"))
     again = load_scene(write_scene(json.loads(json.dumps(first.raw)), "b.json"))
     assert again == first

@@ -10,7 +10,7 @@ surface tension's reference is in tests/core/test_surface_tension.py. The
 Gauss-Seidel references visit particles in the solver's order (colours, then
 buckets, then particles, each neighbour row in order), so that they perform the
 same operations in the same order and agree to round-off; the deviations from
-the thesis that the solver documents (viscosity cap, viscous stretching,
+the thesis that the solver documents (viscosity cap,
 per-material constants, pair terms applied whole, one-sided pressures, collider
 densities) are reproduced and named where they occur.
 """
@@ -206,26 +206,23 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
     return x, rho, rho_near
 
 
-def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour):
-    """Viscosity impulses, Clavet 2005 Algorithm 4, pair after pair (Gauss-Seidel).
+def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour):
+    """Quadratic viscosity impulses, Clavet 2005 Algorithm 4 with σ = 0, pair after pair (Gauss-Seidel).
 
     Each pair is taken once, from its lower-index particle i as i comes up in
     :func:`visiting_order`, j in i's row order. For q < 1 (and r > 0, for a direction):
     u = (v_i - v_j)·r̂_ij (line 5); the thesis acts when u > 0 (line 6) with
-    I = Δt(1-q)(σu + βu²) r̂_ij, v_i -= I, v_j += I (lines 8-10). The solver's documented
-    deviations, reproduced here:
-
-    * σ and β of a pair are the means of the two materials' values;
-    * separating pairs (u < 0) are damped too when both materials have ``stretch`` set
-      (thesis section 5.1), by the odd extension I = -Δt(1-q)(σ|u| + βu²) r̂_ij;
-    * the magnitude is capped at |u|/2, the impulse that stops the pair's radial motion
-      without reversing it.
+    I = Δt(1-q)βu² r̂_ij, v_i -= I, v_j += I (lines 8-10). The solver's documented
+    deviations, reproduced here: β of a pair is the mean of the two materials' values;
+    the magnitude is capped at u/2, the impulse that stops the pair's radial motion
+    without reversing it. (σ's linear term is the implicit viscosity now:
+    :func:`viscous_operator`.)
 
     Parameters
     ----------
     x : (n,3) float64 positions, m. v : (n,3) float64 velocities, m/s (not mutated).
     nbr, count : neighbour rows and lengths. mat : (n,) material ids.
-    sigma (1/s), beta (1/m), stretch (0/1) : per-material arrays.
+    beta (1/m) : per-material array.
     h : interaction radius, m; dt : step, s. bucket_start, colour : see :func:`visiting_order`.
 
     Returns
@@ -242,17 +239,33 @@ def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucke
             if not (q < 1.0 and r > 0.0):
                 continue
             u = float(np.dot(v[i] - v[j], rhat))
-            approaching = u > 0.0
-            separating = u < 0.0 and stretch[mat[i]] != 0 and stretch[mat[j]] != 0
-            if not (approaching or separating):
+            if u <= 0.0:
                 continue
-            s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
             b = 0.5 * (beta[mat[i]] + beta[mat[j]])
-            magnitude = min(dt * (1.0 - q) * (s * abs(u) + b * u * u), 0.5 * abs(u))
-            impulse = math.copysign(magnitude, u) * rhat
+            impulse = min(dt * (1.0 - q) * b * u * u, 0.5 * u) * rhat
             v[i] -= impulse
             v[j] += impulse
     return v
+
+
+def viscous_operator(x, v, rho, eta, dt_k, h, wall_b):
+    """A v of the implicit viscosity (``implicit_viscosity_kernels``), by brute force over all pairs.
+
+    (A v)_i = ρ_i v_i + Δt K [Σ_j η_ij (1-q) ((v_i - v_j)·r̂) r̂ + η_i B_i v_i], η_ij the mean,
+    pairs with q < 1 and r > 0; B_i from ``wall_b`` (xx, yy, zz, xy, xz, yz).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = rho[:, None] * v
+    for i in range(len(x)):
+        for j in range(len(x)):
+            r, q, rhat = _pair(x, i, j, h) if i != j else (0.0, 0.0, None)
+            if i == j or not (q < 1.0 and r > 0.0):
+                continue
+            out[i] += dt_k * 0.5 * (eta[i] + eta[j]) * (1.0 - q) * np.dot(v[i] - v[j], rhat) * rhat
+        b = wall_b[i]
+        block = np.array([[b[0], b[3], b[4]], [b[3], b[1], b[5]], [b[4], b[5], b[2]]])
+        out[i] += dt_k * eta[i] * block @ v[i]
+    return out
 
 
 def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_spring, alpha, gamma, h, dt):

@@ -32,7 +32,10 @@ Conventions and deviations, each for a stated reason:
   pins this arithmetic to the slow references).
 * **Materials.** Springs only join particles of the same material. Pair terms
   between materials use the acting particle's pressure (eq. 4.2 with its own k,
-  ρ0) and the mean of the two viscosities.
+  ρ0) and the mean of the two β.
+* **Viscosity.** Algorithm 4's linear term σ (1/s, tuned per resolution) is
+  replaced by a kinematic viscosity ν solved implicitly
+  (``implicit_viscosity_kernels``); only the quadratic term β stays here.
 """
 
 from __future__ import annotations
@@ -46,25 +49,22 @@ from .. import config
 
 
 @njit(**config.NJIT_PARALLEL)
-def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucket_start, colour, n_colours):
-    """Viscosity impulses, Clavet Algorithm 4, applied pair after pair (Gauss-Seidel).
+def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour, n_colours):
+    """Quadratic viscosity impulses, Clavet Algorithm 4 with σ = 0, pair after pair (Gauss-Seidel).
 
-    Each pair is visited once, from its lower-index particle; the impulse
-    I = Δt (1-q)(σ u + β u²) r̂_ij is applied at once (v_i -= I, v_j += I), so
-    later pairs see the updated velocities as in the thesis. Deviation: I is
-    capped at u/2, the impulse that exactly stops the pair's approach, so a
-    very viscous material (large Δt σ) cannot reverse it; the thesis' form
-    overshoots and oscillates there. Where both materials of a pair have
-    ``stretch`` set, separating pairs are damped too (the thesis, section 5.1,
-    suggests it for high viscosity): honey then resists spreading and piles up
-    instead of running flat like water.
+    The linear term σ of Algorithm 4 is replaced by the implicit viscosity
+    (``implicit_viscosity_kernels``); what is left is β, which keeps fast
+    approaching particles from passing through each other. Each pair is
+    visited once, from its lower-index particle; the impulse I = Δt (1-q) β u²
+    r̂_ij is applied at once (v_i -= I, v_j += I), so later pairs see the updated
+    velocities as in the thesis. Deviation: I is capped at u/2, the impulse that
+    exactly stops the pair's approach, so a large β cannot reverse it.
 
     Parameters
     ----------
     x, v : (n,3) float64 positions (m) and velocities (m/s); ``v`` is mutated.
     nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32.
-    mat : (n,) uint8; sigma (1/s), beta (1/m) : per-material arrays (a pair uses their means).
-    stretch : per-material uint8, 1 to damp separating pairs as well.
+    mat : (n,) uint8; beta (1/m) : per-material array (a pair uses the mean).
     h : interaction radius, m; dt : step, s.
     bucket_start, colour, n_colours : from ``NeighborSearch.sort`` (race-free colouring, see neighbors.py);
     passed in, not read from that module, so this disk-cached kernel never holds a stale constant.
@@ -91,15 +91,10 @@ def viscosity_impulses(x, v, nbr, count, mat, sigma, beta, stretch, h, dt, bucke
                     ey /= r
                     ez /= r
                     u = (v[i, 0] - v[j, 0]) * ex + (v[i, 1] - v[j, 1]) * ey + (v[i, 2] - v[j, 2]) * ez
-                    if u <= 0.0 and (u == 0.0 or stretch[mat[i]] == 0 or stretch[mat[j]] == 0):
+                    if u <= 0.0:
                         continue
-                    s = 0.5 * (sigma[mat[i]] + sigma[mat[j]])
                     bb = 0.5 * (beta[mat[i]] + beta[mat[j]])
-                    au = abs(u)
-                    # Impulse along u's sign, never more than half of it (stops the pair, never reverses it).
-                    imp = min(dt * (1.0 - q) * (s * au + bb * au * au), 0.5 * au)
-                    if u < 0.0:
-                        imp = -imp
+                    imp = min(dt * (1.0 - q) * bb * u * u, 0.5 * u)
                     v[i, 0] -= imp * ex
                     v[i, 1] -= imp * ey
                     v[i, 2] -= imp * ez
