@@ -8,7 +8,7 @@ that the core only has to move them rigidly (position + Euler XYZ rotation,
 sampled every frame for animated colliders).
 
 Errors name the Blender object and the setting, so that a message from the
-core's validation (``materials[1].params.viscosity: must be at least 0``)
+core's validation (``materials[1].params.kinematic_viscosity: must be at least 0``)
 reaches the artist as ``Honey: Viscosity: must be at least 0``. Main thread only.
 """
 

@@ -21,8 +21,8 @@ objects with no material stamp (Colliders, Domains) are translated the same
 way, with no new stamp.
 
 Parameters a model no longer declares (:data:`REMOVED`: the viscoelastic
-model's ``stiffness``, ``repulsion_factor`` and ``rest_density``, replaced by
-physical units in scene format 2) may still be stored, on the material (layout
+model's ``stiffness``, ``repulsion_factor``, ``rest_density``, ``viscosity`` and
+``viscous_stretching``, replaced by physical units in scene format 2) may still be stored, on the material (layout
 1) or in the model's group. Their values cannot be converted (the new
 parameters measure something else); they are dropped, with one console note
 (a logged warning) per object naming them and what replaced them. The scene file
@@ -73,6 +73,9 @@ REMOVED: dict[str, dict[str, str]] = {
                             "Radius",
         "rest_density": "cohesion is now Surface Tension in N/m (water 0.072; a Rest Density above 1 was "
                         "stronger cohesion)",
+        "viscosity": "viscosity is now a kinematic Viscosity in m²/s (water 1e-6, honey 5e-3; Clavet's value in "
+                     "1/s depended on the particle spacing)",
+        "viscous_stretching": "the implicit Viscosity resists stretching as much as compression",
     },
 }
 
@@ -223,7 +226,7 @@ def upgrade(material, keep_model: bool = False) -> bool:
     """
     settings = material.id_data.sph
     legacy = _holds_layout1(material)
-    if not legacy and not _positions(settings) and not _removed_values(material):
+    if not legacy and not _positions(settings) and not _removed_values(material) and not _new_parameters(material):
         return False
     ob = material.id_data
     if getattr(ob, "library", None) is not None:
@@ -240,9 +243,36 @@ def upgrade(material, keep_model: bool = False) -> bool:
     for group, model, name in _removed_values(material):
         dropped.setdefault(model, {}).setdefault(name, _plain(group[name]))
         del group[name]
+    for group, model, name in _new_parameters(material):
+        setattr(group, name, _preset_value(group, model, name))
     if any(dropped.values()):
         _note_dropped(ob, dropped)
     return True
+
+
+def _new_parameters(material) -> list[tuple[object, str, str]]:
+    """Parameters declared since a model's group was filled from its preset: (group, model, name).
+
+    A filled group stores every parameter it had (``apply_preset`` writes them all); one it lacks
+    was added by a later version and reads as the declared default, which is not the preset's value
+    (honey saved before ``kinematic_viscosity`` existed would export as inviscid). They take the
+    preset's value, as if the preset had been applied with them.
+    """
+    found = []
+    for model, spec in SOLVERS.items():
+        group = getattr(material, model, None)
+        if group is None or not group.get(INITIALISED):
+            continue
+        found += [(group, model, p.name) for p in spec.parameters if p.name not in group]
+    return found
+
+
+def _preset_value(group, model: str, name: str):
+    spec = SOLVERS[model]
+    preset = group.preset if "preset" in group.bl_rna.properties else ""
+    values = {p.name: p.default for p in spec.parameters}
+    values.update(spec.presets.get(preset, {}))
+    return values[name]
 
 
 def _removed_values(material) -> list[tuple[object, str, str]]:

@@ -249,11 +249,11 @@ def test_unsaved_file_with_relative_cache_is_reported(ext, tmp_path, no_replay_l
 def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
     water = _scene_with(tmp_path)
     water.sph.material.viscoelastic.preset = "honey"
-    water.sph.material.viscoelastic.viscosity = 123.0
+    water.sph.material.viscoelastic.kinematic_viscosity = 0.25
     export = ext.sub("export")
     data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
     (material,) = data["materials"]
-    assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey", "params": {"viscosity": 123.0}}
+    assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey", "params": {"kinematic_viscosity": 0.25}}
     assert origins["materials[0]"] == "Water"
     assert data["particle_spacing"] == 0.05
 

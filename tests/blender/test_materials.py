@@ -30,7 +30,7 @@ def _fixture(name: str) -> dict:
 
 
 # Removed from the viscoelastic model by scene format 2; still in the fixtures and the old files.
-REMOVED = {"viscoelastic": ("stiffness", "repulsion_factor", "rest_density")}
+REMOVED = {"viscoelastic": ("stiffness", "repulsion_factor", "rest_density", "viscosity", "viscous_stretching")}
 
 
 def _open_copy(name: str, tmp_path):
@@ -91,8 +91,8 @@ def test_old_layout_is_upgraded_at_export_without_the_load_handler(ext, tmp_path
     assert migrate.pending(goo.sph.material) and goo.sph.material.get("viscosity") == pytest.approx(123.0)
     assert _exported(ext, tmp_path) == {k: v for k, v in _fixture("old_layout").items() if k != "recorded_with"}
     group = goo.sph.material.viscoelastic
-    assert (group.preset, group.springs, group.viscous_stretching) == ("honey", "dynamic", False)
-    assert group.viscosity == pytest.approx(123.0)
+    assert (group.preset, group.springs) == ("honey", "dynamic")
+    assert not {"viscosity", "viscous_stretching"} & set(group.keys()), "Clavet's σ is dropped, not converted"
     assert not migrate.pending(goo.sph.material)
 
 
@@ -106,8 +106,7 @@ def test_appended_old_object_is_upgraded_at_export_and_panel_edits_win(ext, tmp_
     assert migrate.pending(goo.sph.material)
     goo.sph.material.viscoelastic.density_error = 0.02
     assert export._material(goo) == {"name": "Goo", "model": "viscoelastic", "preset": "honey",
-                                     "params": {"density_error": 0.02, "springs": "dynamic", "viscosity": 123.0,
-                                                "viscous_stretching": False}}
+                                     "params": {"density_error": 0.02, "springs": "dynamic"}}
     assert not migrate.pending(goo.sph.material)
 
 
@@ -165,7 +164,7 @@ def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, 
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
     group = ob.sph.material.viscoelastic
-    group.preset, group.viscosity = "slime", 12.0
+    group.preset, group.kinematic_viscosity = "slime", 0.5
     group["stiffness"], group["repulsion_factor"], group["rest_density"] = 300.0, 2.0, 1.1
     caplog.set_level("WARNING")
     assert migrate.upgrade(ob.sph.material)
@@ -173,11 +172,11 @@ def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, 
     assert "rest_density=1.1: cohesion is now Surface Tension in N/m" in note
     assert "stiffness=300:" in note and "repulsion_factor=2:" in note
     assert not set(REMOVED["viscoelastic"]) & set(group.keys())
-    assert group.viscosity == pytest.approx(12.0) and group.preset == "slime", "current values are kept"
+    assert group.kinematic_viscosity == pytest.approx(0.5) and group.preset == "slime", "current values are kept"
     caplog.clear()
     group["stiffness"] = 450.0  # e.g. appended after the load handler ran: the export drops it itself
     assert export._material(ob) == {"name": "Slime", "model": "viscoelastic", "preset": "slime",
-                                    "params": {"viscosity": 12.0}}
+                                    "params": {"kinematic_viscosity": 0.5}}
     assert "stiffness=450:" in _drop_notes(caplog)["Slime"]
     assert not migrate.upgrade(ob.sph.material)
 
@@ -249,11 +248,11 @@ def test_a_preset_writes_its_model_group_only(ext, empty_file):
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
     group = ob.sph.material.viscoelastic
-    assert group.preset == "water" and group.stiff_viscosity == pytest.approx(presets["water"]["stiff_viscosity"])
+    assert group.preset == "water" and group.kinematic_viscosity == pytest.approx(presets["water"]["kinematic_viscosity"])
     group.preset = "honey"
-    assert group.viscosity == pytest.approx(presets["honey"]["viscosity"])
-    assert group.viscous_stretching is True
-    assert not {"viscosity", "preset"} & set(ob.sph.material.keys())
+    assert group.kinematic_viscosity == pytest.approx(presets["honey"]["kinematic_viscosity"])
+    assert group.density == pytest.approx(presets["honey"]["density"])
+    assert not {"kinematic_viscosity", "preset"} & set(ob.sph.material.keys())
 
 
 def _second_model(ext):
@@ -261,7 +260,8 @@ def _second_model(ext):
     Parameter = ext.core("params").Parameter
     viscosity = Parameter("viscosity", 1.5, "Pa s", 0.001, 50.0, label="Dynamic Viscosity",
                           description="Dynamic viscosity mu of a Newtonian liquid")
-    density = Parameter("density", 1000.0, "kg/m^3", 1.0, 20000.0, description="Rest density rho0")
+    density = Parameter("density", 1000.0, "kg/m^3", 1.0, 20000.0, label="Mass Density",
+                        description="Rest density rho0")
     return types.SimpleNamespace(name="newtonian_test", parameters=(viscosity, density),
                                  presets={"oil": {"viscosity": 0.1}, "glycerol": {"viscosity": 1.4}},
                                  description="A test model")
@@ -297,8 +297,8 @@ def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_f
     finally:
         bpy.utils.unregister_class(group_cls)
     visco = bpy.types.Object.bl_rna.properties["sph"].fixed_type.properties["material"].fixed_type.properties
-    clavet = visco["viscoelastic"].fixed_type.properties["viscosity"]
-    assert clavet.name == "Viscosity" and clavet.hard_max == pytest.approx(1e5) and "[1/s]" in clavet.description
+    clavet = visco["viscoelastic"].fixed_type.properties["kinematic_viscosity"]
+    assert clavet.name == "Viscosity" and clavet.hard_max == pytest.approx(1e3) and "[m^2/s]" in clavet.description
 
 
 # ---------------------------------------------------------------------------- enums stored by stable numbers
@@ -366,9 +366,9 @@ def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_f
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'  # the model left at its default: not stored
     group = ob.sph.material.viscoelastic
-    group.preset, group.springs, group.viscosity = "honey", "dynamic", 123.0
+    group.preset, group.springs, group.kinematic_viscosity = "honey", "dynamic", 0.25
     want = {"name": "Goo", "model": "viscoelastic", "preset": "honey",
-            "params": {"springs": "dynamic", "viscosity": 123.0}}
+            "params": {"springs": "dynamic", "kinematic_viscosity": 0.25}}
     assert export._material(ob) == want
     bpy.ops.wm.save_mainfile()
 
@@ -401,16 +401,16 @@ def test_error_labels_come_from_the_material_model_of_the_object(ext, tmp_path, 
     bpy.ops.mesh.primitive_cube_add()
     bpy.context.object.name = "Water"
     bpy.context.object.sph.role = 'FLUID'
-    exc = errors.InputError("materials[0].params.viscosity", "must be at least 0")
+    exc = errors.InputError("materials[0].params.density", "must be at least 1")
     saved = dict(solvers.SOLVERS)
     second = _second_model(ext)
     solvers.SOLVERS.clear()
     solvers.SOLVERS.update({second.name: second, **saved})  # first, so "any model" would pick it
     try:
-        assert str(export.explain(exc, {"materials[0]": "Water"})).startswith("Water: Viscosity:")
+        assert str(export.explain(exc, {"materials[0]": "Water"})).startswith("Water: Density:")
         # The object is gone: the first model that declares the name.
-        assert str(export.explain(errors.InputError("materials[0].params.viscosity", "x"),
-                                  {"materials[0]": "Gone"})).startswith("Gone: Dynamic Viscosity:")
+        assert str(export.explain(errors.InputError("materials[0].params.density", "x"),
+                                  {"materials[0]": "Gone"})).startswith("Gone: Mass Density:")
     finally:
         solvers.SOLVERS.clear()
         solvers.SOLVERS.update(saved)

@@ -96,7 +96,7 @@ def test_quick_fluid_makes_fluid_and_domain(ext, saved_file):
     assert bpy.ops.sph.quick_fluid(preset="honey") == {'FINISHED'}
     m = cube.sph.material
     assert cube.sph.role == 'FLUID' and m.model == "viscoelastic" and m.viscoelastic.preset == "honey"
-    assert m.viscoelastic.viscosity == pytest.approx(1000.0)
+    assert m.viscoelastic.kinematic_viscosity == pytest.approx(5e-3) and m.viscoelastic.density == pytest.approx(1420.0)
     domains = [ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN']
     assert len(domains) == 1
     lo = [min((domains[0].matrix_world @ Vector(c))[k] for c in domains[0].bound_box)

@@ -13,7 +13,7 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # keeps particles apart (the dam break's front moved by under 1 mm with β = 0.1 1/m).
     "water": dict(density=1000.0, surface_tension=0.072, density_error=0.01, kinematic_viscosity=1e-6),
     # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
-    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3),
+    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3, stiff_viscosity=1.0),
     # Thick, keeps dents: a viscous paste (η ~ 10 Pa s) with plastic springs (eq. 5.2) until the yield
     # stress of issue 11 replaces them.
     "mud": dict(density=1700.0, kinematic_viscosity=6e-3, stiff_viscosity=0.3,
