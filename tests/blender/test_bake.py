@@ -253,7 +253,8 @@ def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
     export = ext.sub("export")
     data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
     (material,) = data["materials"]
-    assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey", "params": {"kinematic_viscosity": 0.25}}
+    assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey",
+                        "params": {"kinematic_viscosity": 0.25}}
     assert origins["materials[0]"] == "Water"
     assert data["particle_spacing"] == 0.05
 

@@ -248,7 +248,8 @@ def test_a_preset_writes_its_model_group_only(ext, empty_file):
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
     group = ob.sph.material.viscoelastic
-    assert group.preset == "water" and group.kinematic_viscosity == pytest.approx(presets["water"]["kinematic_viscosity"])
+    assert group.preset == "water"
+    assert group.kinematic_viscosity == pytest.approx(presets["water"]["kinematic_viscosity"])
     group.preset = "honey"
     assert group.kinematic_viscosity == pytest.approx(presets["honey"]["kinematic_viscosity"])
     assert group.density == pytest.approx(presets["honey"]["density"])

@@ -18,12 +18,13 @@ def test_momentum_conserved_by_viscosity_relaxation_and_springs():
     Tolerance 1e-6 relative (the issue's bound): float64 round-off over ~200
     steps of ~30 pair terms each is ~1e-13 here; 1e-6 leaves room for platform
     differences, while an asymmetric pair term (the bug this guards against)
-    gives O(1).
+    gives O(1). Both materials get one density: the pair terms treat particles as equal masses,
+    while surface tension turns its (balanced) forces into velocities with each material's ρ.
     """
     sim = _sim(
         simulation={"gravity": [0, 0, 0], "substeps": 10},
-        materials=[{"name": "goo", "preset": "mud"},
-                   {"name": "jelly", "preset": "jelly", "params": {"spring_stiffness": 2000.0}}],
+        materials=[{"name": "goo", "preset": "mud", "params": {"density": 1000.0}},
+                   {"name": "jelly", "preset": "jelly", "params": {"spring_stiffness": 2000.0, "density": 1000.0}}],
         sources=[{"type": "box", "material": "goo", "min": [0, 0, 0], "max": [0.25, 0.25, 0.25]},
                  {"type": "box", "material": "jelly", "min": [0.25, 0, 0], "max": [0.45, 0.25, 0.25]}],
         colliders=[])
