@@ -65,12 +65,17 @@ class _MeshProgress:
 
 
 def _cmd_validate(args) -> int:
+    from .core.durations import format_long_duration
+    from .core.preflight import PARTICLE_STEPS_PER_SECOND, preflight
     from .core.scene import load_scene
 
     scene = load_scene(args.scene)
-    _say(f"{args.scene}: valid; about {scene.estimate_particles():,} particles, "
-          f"frames {scene.frame_start}-{scene.frame_end} at {scene.fps:g} fps, "
-          f"estimated memory {scene.estimate_bytes() / 2**20:,.0f} MiB")
+    est = preflight(scene)
+    grids = f" ({est.grid_bytes / 2**20:,.0f} MiB of it for {len(est.grids)} distance grids)" if est.grids else ""
+    _say(f"{args.scene}: valid; about {est.particles:,} particles, frames {scene.frame_start}-{scene.frame_end} "
+         f"at {scene.fps:g} fps, up to {est.substeps} substeps per frame, estimated memory "
+         f"{est.memory_bytes / 2**20:,.1f} MiB{grids}, at most {est.work:.2g} particle-steps "
+         f"(up to {format_long_duration(est.seconds)} at {PARTICLE_STEPS_PER_SECOND:.2g} per second)")
     return EXIT_OK
 
 
@@ -267,8 +272,33 @@ def _cmd_schema(args) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one sentence for a bad command line (exit 2 as any bad input), not the usage block."""
+
+    def error(self, message: str):
+        self.exit(EXIT_INPUT, f"error: {message}; see {self.prog} --help\n")
+
+
+# Options whose value may start with "-" (a frame range of negative frames, "-5--3"): argparse
+# takes such a value for an option unless it is attached with "=".
+_DASHED_VALUES = ("--frames",)
+
+
+def _attach_dashed_values(argv: list[str]) -> list[str]:
+    out, k = [], 0
+    while k < len(argv):
+        if argv[k] in _DASHED_VALUES and k + 1 < len(argv) and argv[k + 1].startswith("-") \
+                and argv[k + 1][1:2].isdigit():
+            out.append(f"{argv[k]}={argv[k + 1]}")
+            k += 2
+            continue
+        out.append(argv[k])
+        k += 1
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m sph_addon", description="sph_addon core command line")
+    ap = _Parser(prog="python -m sph_addon", description="sph_addon core command line")
     ap.add_argument("--version", action="version", version=f"sph_addon {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log details")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -310,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_attach_dashed_values(sys.argv[1:] if argv is None else list(argv)))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         return args.func(args)

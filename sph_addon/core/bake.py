@@ -25,6 +25,7 @@ from .cache import CacheDir
 from .durations import eta_seconds
 from .errors import InputError, SimulationError
 from .jsonfile import read_json
+from .preflight import preflight
 from .scene import FORMAT, Scene, parse_scene
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     resume, force : as in :func:`bake`.
     """
     scene = _validated(scene, frames)
+    preflight(scene)
     cache = CacheDir(out_dir)
     root = cache.root
     if root.exists() and not root.is_dir():
