@@ -18,13 +18,30 @@ EXIT_SIMULATION = 3
 EXIT_INTERRUPTED = 130
 
 
+# Longest field path or file name shown: a 5,000-character key or path is named by its start.
+_MAX_WHERE = 300
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """``text`` on one line: control and other non-printable characters escaped, cut at ``limit``.
+
+    Field names and paths come from the user's files; a newline or an escape sequence in a
+    key must not break the one-sentence error into several lines or drive the terminal.
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit - 3] + "..."
+    return text
+
+
 class InputError(ValueError):
     """Bad user input; ``where`` names the field (JSON path) or file."""
 
     def __init__(self, where: str, message: str):
-        self.where = where
-        self.message = message
-        super().__init__(f"{where}: {message}" if where else message)
+        self.where = printable(str(where), _MAX_WHERE)
+        self.message = printable(str(message))
+        super().__init__(f"{self.where}: {self.message}" if self.where else self.message)
 
 
 class SimulationError(RuntimeError):
