@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .atomic import write_json
 from .cache import CacheDir
+from .cache_checks import check_checkpoint
 from .durations import eta_seconds
 from .errors import InputError, SimulationError
 from .jsonfile import read_json
@@ -202,9 +203,9 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
     if resume:
-        cache.remove_stale_temps()
         manifest = cache.read_manifest()
-        arrays, meta = cache.read_checkpoint(manifest["checkpoint"])
+        arrays, meta = _checked_checkpoint(cache, manifest["checkpoint"], sim)
+        cache.remove_stale_temps()
         sim.restore(arrays, meta)
         # Frames after the checkpoint may exist from the killed run; they are rewritten identically.
         manifest["frames_done"] = [f for f in manifest["frames_done"] if f <= sim.frame]
@@ -246,6 +247,15 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         manifest["complete"] = True
         cache.write_manifest(manifest)
     return manifest
+
+
+def _checked_checkpoint(cache: CacheDir, frame: int, sim) -> tuple[dict, dict]:
+    """The checkpoint of ``frame``, checked against the simulation that restores it (InputError naming it)."""
+    arrays, meta = cache.read_checkpoint(frame, max_bytes=int(sim.scene.simulation["memory_budget_mb"] * 2**20))
+    specs = {name: (a.shape[1:], a.dtype) for name, a in sim.state.arrays.items()}
+    check_checkpoint(arrays, meta, specs, frame, len(sim.scene.materials), len(sim.inflows),
+                     cache.checkpoint_path(frame))
+    return arrays, meta
 
 
 def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None:

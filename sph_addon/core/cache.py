@@ -29,7 +29,9 @@ import numpy as np
 
 from .. import __version__
 from .atomic import atomic_open, write_json
+from .cache_checks import check_manifest, check_particle_records, read_npz
 from .errors import InputError
+from .jsonfile import parse_json_text
 from .plyio import PlyError, read_ply, write_ply
 
 MANIFEST_FORMAT = "sph_addon.cache/1"
@@ -89,37 +91,32 @@ class CacheDir:
         return self.exists() or any(self.root.glob("particles/particles_*.ply"))
 
     def read_manifest(self) -> dict[str, Any]:
-        """The manifest as written; raises InputError naming the file if it is missing or not ours."""
+        """The manifest, checked (``cache_checks.check_manifest``); InputError naming the file if it
+        is missing, not ours or damaged."""
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            text = self.manifest_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise InputError(str(self.root), "not a bake cache (no manifest.json)") from None
-        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text
+        except (OSError, ValueError) as exc:  # ValueError: not UTF-8 text
             raise InputError(str(self.manifest_path), f"unreadable manifest ({exc})") from None
-        fmt = data.get("format") if isinstance(data, dict) else None
-        if fmt != MANIFEST_FORMAT:
-            raise InputError(str(self.manifest_path), f"unknown cache format {fmt!r}")
-        return data
+        try:
+            data = parse_json_text(text, str(self.manifest_path), "manifest")
+        except InputError as exc:
+            raise InputError(exc.where, f"unreadable manifest ({exc.message})") from None
+        return check_manifest(data, self.manifest_path, MANIFEST_FORMAT)
 
     def summary(self) -> CacheSummary:
         """The cache's state, read safely: ``baked=False`` when there is no bake here (never raises then).
 
         Raises
         ------
-        InputError : the manifest exists but cannot be read, is not ours, or its frames,
-            checkpoint or completion flag are malformed (the message names the file).
+        InputError : the manifest exists but cannot be read, is not ours, or is damaged
+            (the message names the file).
         """
         if not self.exists():
             return CacheSummary(baked=False)
         m = self.read_manifest()
-        done, checkpoint, complete = m.get("frames_done"), m.get("checkpoint"), m.get("complete", False)
-        # The manifest is untrusted input (DESIGN.md section 6): check the fields before using them.
-        if not isinstance(done, list) or not all(_is_frame(f) for f in done):
-            raise InputError(str(self.manifest_path), "malformed manifest: frames_done must be a list of frames")
-        if checkpoint is not None and not _is_frame(checkpoint):
-            raise InputError(str(self.manifest_path), "malformed manifest: checkpoint must be a frame number")
-        if not isinstance(complete, bool):
-            raise InputError(str(self.manifest_path), "malformed manifest: complete must be true or false")
+        done, checkpoint, complete = m["frames_done"], m.get("checkpoint"), m.get("complete", False)
         surfaces = self.root / "surface"
         meshed = sum(1 for _ in surfaces.glob("surface_*.ply")) if surfaces.is_dir() else 0
         return CacheSummary(baked=True, complete=complete, first_frame=min(done) if done else None,
@@ -156,12 +153,14 @@ class CacheDir:
         write_ply(self.particles_path(frame), rec, comments=[f"sph_addon {__version__} frame {frame}"])
 
     def read_particles(self, frame: int) -> np.ndarray:
-        """The frame's particle records (structured array with PARTICLE_DTYPE fields)."""
+        """The frame's particle records (PARTICLE_DTYPE fields and extras), checked before use."""
         path = self.particles_path(frame)
         try:
-            return read_ply(path).vertices
+            vertices = read_ply(path, exact=True).vertices
         except PlyError as exc:
             raise InputError(str(path), str(exc).split(": ", 1)[-1]) from None
+        check_particle_records(vertices, path)
+        return vertices
 
     # checkpoints
     def write_checkpoint(self, frame: int, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -172,15 +171,20 @@ class CacheDir:
         with atomic_open(self.checkpoint_path(frame), "wb") as fh:
             fh.write(buf.getvalue())
 
-    def read_checkpoint(self, frame: int) -> tuple[dict[str, np.ndarray], dict]:
+    def read_checkpoint(self, frame: int, max_bytes: int = 2**40) -> tuple[dict[str, np.ndarray], dict]:
+        """A checkpoint's arrays and state record, read without pickle and with every header checked
+        (``cache_checks.read_npz``); ``cache_checks.check_checkpoint`` checks them against a scene."""
         path = self.checkpoint_path(frame)
+        members = read_npz(path, max_bytes)
+        meta = members.pop("meta", None)
+        if meta is None or meta.dtype != np.uint8 or meta.ndim != 1:
+            raise InputError(str(path), "damaged checkpoint: no state record; bake again with --force")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
-        except (OSError, ValueError, KeyError) as exc:
-            raise InputError(str(path), f"unreadable checkpoint ({exc})") from None
-        return arrays, meta
+            text = meta.tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(str(path), "damaged checkpoint: the state record is not UTF-8") from None
+        arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
+        return arrays, parse_json_text(text, str(path), "checkpoint's state record")
 
     def remove_stale_temps(self) -> int:
         """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""
@@ -212,8 +216,3 @@ class CacheDir:
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
         return len(files)
-
-
-def _is_frame(value: Any) -> bool:
-    """A frame number as JSON gives it (bool is an int in Python, but not a frame)."""
-    return isinstance(value, int) and not isinstance(value, bool)

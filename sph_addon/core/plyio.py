@@ -164,8 +164,12 @@ def _triangulate(polys: list[np.ndarray]) -> np.ndarray:
     return np.asarray(tris, dtype=np.int32).reshape(-1, 3)
 
 
-def read_ply(path: str | os.PathLike) -> PlyData:
-    """Read a PLY file (see module docstring for what is supported)."""
+def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
+    """Read a PLY file (see module docstring for what is supported).
+
+    ``exact``: the header's counts must account for every byte of a binary file (files this
+    package wrote: a count lowered by hand would otherwise hide particles silently).
+    """
     path = Path(path)
     name = str(path)
     try:
@@ -196,6 +200,9 @@ def read_ply(path: str | os.PathLike) -> PlyData:
         lists, pos = _read_list_element(data, pos, order, el_name, count, props, name)
         if el_name == "face":
             faces = lists
+    if exact and pos != len(data):
+        raise PlyError(f"{name}: {len(data) - pos} bytes follow the last element: the header's counts do not "
+                       "match the file")
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
     _check_faces(faces, len(vertices), name)

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO, SCENES, run_main, scene_dict
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -185,3 +186,67 @@ def test_the_fuzzers_reach_both_outcomes():
             shutil.rmtree(root)
     assert codes == {0, 2}
     assert os.path.isdir(SCENES)
+
+
+# -- cache files ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def baked_cache(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz_cache")
+    (root / "scene.json").write_text(json.dumps(scene_dict(frame_end=2)))
+    code, _, err = run_main("bake", root / "scene.json", "--out", root / "cache", "--quiet")
+    assert code == 0, err
+    return root
+
+
+_CACHE_FILES = ("manifest.json", "scene.json", "particles/particles_0002.ply", "state/checkpoint_0002.npz")
+
+
+@st.composite
+def damaged_file(draw, original: bytes) -> bytes:
+    kind = draw(st.sampled_from(("cut", "flip", "insert", "json")))
+    if kind == "json":
+        try:
+            data = json.loads(original)
+        except ValueError:
+            kind = "cut"
+        else:
+            slots = _slots(data)
+            container, key = draw(st.sampled_from(slots))
+            container[key] = draw(_hostile)
+            return json.dumps(data).encode()
+    at = draw(st.integers(0, max(0, len(original) - 1)))
+    if kind == "cut":
+        return original[:at]
+    byte = bytes([draw(st.integers(0, 255))])
+    if kind == "flip":
+        return original[:at] + byte + original[at + 1:]
+    return original[:at] + byte + original[at:]
+
+
+@settings(FUZZ, max_examples=150 * SCALE)
+@given(data=st.data())
+def test_commands_survive_any_damaged_cache(baked_cache, data):
+    name = data.draw(st.sampled_from(_CACHE_FILES))
+    root = Path(tempfile.mkdtemp(prefix="sph_fuzz_cache_"))
+    try:
+        shutil.copy(baked_cache / "scene.json", root / "scene.json")
+        shutil.copytree(baked_cache / "cache", root / "cache")
+        target = root / "cache" / name
+        target.write_bytes(data.draw(damaged_file(target.read_bytes())))
+        command = data.draw(st.sampled_from(("info", "preview", "resume", "mesh")))
+        args = {"info": ("info", root / "cache"),
+                "preview": ("preview", root / "cache", "--frames", "2-2", "--out", root / "p.png"),
+                "resume": ("bake", root / "scene.json", "--out", root / "cache", "--resume", "--quiet"),
+                "mesh": ("mesh", root / "cache", "--frames", "2-2", "--quiet")}[command]
+        before = _listing(root)
+        code, _, err = run_main(*args)
+        event(f"{command} exit {code}")
+        if command == "mesh" and code == 2:
+            assert "Traceback" not in err  # per-frame failures are one line each, then the summary
+            return
+        _assert_clean_outcome(code, err)
+        if code == 2:
+            assert _listing(root) == before, "a refused command must not write anything"
+    finally:
+        shutil.rmtree(root)

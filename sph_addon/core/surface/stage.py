@@ -11,7 +11,6 @@ file; the others are meshed.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import multiprocessing
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..jsonfile import read_json
 from ..plyio import PlyError, read_ply, write_ply
 from .settings import SurfaceSettings, surface_settings
 
@@ -202,12 +202,9 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
     if jobs < 1:
         raise InputError("jobs", f"must be at least 1, got {jobs}")
     scene_file = cache_dir / "scene.json"
-    try:
-        scene = json.loads(scene_file.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(str(scene_file), "missing (the cache's scene file)") from exc
-    except (OSError, ValueError) as exc:
-        raise InputError(str(scene_file), f"cannot be read as JSON ({exc})") from exc
+    if not scene_file.exists():
+        raise InputError(str(scene_file), "missing (the cache's scene file)")
+    scene = read_json(scene_file, "cache's scene file")
     if not isinstance(scene, dict):
         raise InputError(str(scene_file), "expected a JSON object")
     settings = surface_settings(scene)
