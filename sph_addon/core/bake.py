@@ -23,6 +23,7 @@ from pathlib import Path
 from .atomic import write_json
 from .cache import CacheDir
 from .cache_checks import check_checkpoint
+from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
 from .errors import InputError, SimulationError
 from .jsonfile import read_json
@@ -110,6 +111,7 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     root = cache.root
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
+    check_unlocked(root)  # "busy, by whom" says more than "already holds a bake"; bake() locks for real
     if resume:
         state = cache.summary()
         if not state.baked:
@@ -190,7 +192,6 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
     InputError : before anything is written, for bad scenes, paths or an existing cache.
     SimulationError : the frame that failed; every earlier frame stays readable and resumable.
     """
-    from .simulation import Simulation
 
     if isinstance(scene, PreparedBake):
         if out_dir is not None or frames is not None or resume or force:
@@ -200,6 +201,18 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         raise TypeError("bake() of a scene file needs out_dir")
     else:
         prepared = prepare(scene, out_dir, frames, resume, force)
+    # Held for the whole bake; the checks of prepare() that depend on the cache are made again under it,
+    # since another process may have baked here between them and now.
+    with lock_cache(prepared.cache.root, "bake"):
+        if not prepared.resume and not prepared.force and prepared.cache.has_bake():
+            raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it or "
+                                                       "--force to replace it")
+        return _bake_locked(prepared, progress, should_stop)
+
+
+def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
+    from .simulation import Simulation
+
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
     if resume:

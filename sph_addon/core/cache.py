@@ -216,3 +216,19 @@ class CacheDir:
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
         return len(files)
+
+
+def free_cache(root: str | os.PathLike) -> int:
+    """Delete the files a bake and its meshing wrote in ``root``, under the cache's lock; return how many.
+
+    The entry point for front ends (``free`` of the Blender operators and commands): a cache
+    another process is baking or meshing is refused (``cache_lock.CacheBusy``), never emptied.
+    """
+    from .cache_lock import lock_cache
+
+    cache = CacheDir(root)
+    if not cache.root.is_dir():
+        return 0
+    with lock_cache(cache.root, "free"):
+        return cache.free()
+

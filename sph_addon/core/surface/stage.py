@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache_lock import lock_cache
 from ..errors import InputError
 from ..jsonfile import read_json
 from ..plyio import PlyError, read_ply, write_ply
@@ -235,30 +236,32 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
         if progress is not None:
             progress(done, total, frame)
 
-    sdict = asdict(settings)
-    if jobs == 1 or total <= 1:
-        for frame in todo:
-            try:
-                _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
-                record(frame, status, sec, None)
-            except (OSError, ValueError) as exc:  # PlyError is a ValueError
-                record(frame, None, 0.0, exc)
-    else:
-        jobs = min(jobs, total)
-        threads = max(1, _cores() // jobs)
-        # spawn, not fork: numba's threading layer and an already-running
-        # parallel region do not survive fork (and Blender may host us).
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                                 initargs=(threads,)) as pool:
-            futures = {pool.submit(_run_frame, str(cache_dir), f, sdict, force): f for f in todo}
-            for fut in as_completed(futures):
-                frame = futures[fut]
+    # Shared: meshing processes run side by side (farm chunks), never beside a bake or a free.
+    with lock_cache(cache_dir, "mesh", shared=True):
+        sdict = asdict(settings)
+        if jobs == 1 or total <= 1:
+            for frame in todo:
                 try:
-                    _, status, sec = fut.result()
+                    _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
                     record(frame, status, sec, None)
-                except (OSError, ValueError) as exc:
+                except (OSError, ValueError) as exc:  # PlyError is a ValueError
                     record(frame, None, 0.0, exc)
+        else:
+            jobs = min(jobs, total)
+            threads = max(1, _cores() // jobs)
+            # spawn, not fork: numba's threading layer and an already-running
+            # parallel region do not survive fork (and Blender may host us).
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                     initargs=(threads,)) as pool:
+                futures = {pool.submit(_run_frame, str(cache_dir), f, sdict, force): f for f in todo}
+                for fut in as_completed(futures):
+                    frame = futures[fut]
+                    try:
+                        _, status, sec = fut.result()
+                        record(frame, status, sec, None)
+                    except (OSError, ValueError) as exc:
+                        record(frame, None, 0.0, exc)
     report["meshed"].sort()
     report["skipped"].sort()
     report["failed"] = dict(sorted(report["failed"].items()))
