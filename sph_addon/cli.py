@@ -79,33 +79,73 @@ def _cmd_validate(args) -> int:
     return EXIT_OK
 
 
+class _StopOnSignals:
+    """SIGINT and SIGTERM during a bake: the first stops it after the frame in progress; the second
+    stops it at once (every write is atomic, the last checkpoint stays the resume point); any later
+    one is ignored, so that no signal can cut the unwinding short and end the process another way
+    than exit 130 with a resumable cache."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.count = 0
+        self._old: dict = {}
+
+    def __enter__(self) -> _StopOnSignals:
+        self._old = {s: signal.signal(s, self._on_signal) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # Once interrupted, the process is on its way to exit 130: a signal still arriving (a scheduler
+        # repeating SIGTERM) must not turn that into a kill.
+        for s, handler in self._old.items():
+            signal.signal(s, signal.SIG_IGN if self.requested else handler)
+
+    @property
+    def requested(self) -> bool:
+        return self.count > 0
+
+    def _on_signal(self, signum, frame) -> None:
+        self.count += 1
+        if self.count == 2:
+            for s in self.SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+            raise KeyboardInterrupt
+
+
+def _interrupted(out: str) -> str:
+    """What an interrupted bake left, in one sentence: where --resume continues, or that nothing was baked."""
+    from .core.cache import CacheDir
+
+    try:
+        m = CacheDir(out).read_manifest()
+    except InputError:
+        m = None
+    if not m or m.get("checkpoint") is None:
+        return "interrupted before the first frame was written; run the same command again to start it"
+    return (f"interrupted after frame {max(m['frames_done'])}; the cache is consistent, continue from frame "
+            f"{m['checkpoint']} with --resume")
+
+
 def _cmd_bake(args) -> int:
     from .core.bake import bake, parse_frames
 
     frames = parse_frames(args.frames)
-    stop = {"requested": False}
-
-    def on_signal(signum, frame):
-        # First signal: stop after the frame in progress (nothing half-written);
-        # the atomic writes make an immediate stop safe too, so a second one raises.
-        if stop["requested"]:
-            raise KeyboardInterrupt
-        stop["requested"] = True
-
-    old = signal.signal(signal.SIGTERM, on_signal)
     t0 = time.perf_counter()
-    try:
-        manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
-                        progress=None if args.quiet else _ProgressPrinter(),
-                        should_stop=lambda: stop["requested"])
-    finally:
-        signal.signal(signal.SIGTERM, old)
-    if not manifest.get("complete"):
-        _say(f"interrupted at frame {manifest['frames_done'][-1]}; continue with --resume", error=True)
-        return EXIT_INTERRUPTED
+    with _StopOnSignals() as stop:
+        try:
+            manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
+                            progress=None if args.quiet else _ProgressPrinter(),
+                            should_stop=lambda: stop.requested)
+        except KeyboardInterrupt:
+            _say(_interrupted(args.out), error=True)
+            return EXIT_INTERRUPTED
+        if not manifest.get("complete"):
+            _say(_interrupted(args.out), error=True)
+            return EXIT_INTERRUPTED
     last = manifest["stats"][str(manifest["frame_end"])]
     _say(f"baked {len(manifest['frames_done'])} frames into {args.out} in {time.perf_counter() - t0:.1f} s; "
-          f"{last['particles']:,} particles at the last frame")
+         f"{last['particles']:,} particles at the last frame")
     return EXIT_OK
 
 

@@ -122,7 +122,10 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
             raise InputError(str(cache.scene_path), "the scene changed since this bake started; "
                                                     "bake again with --force to start over")
         if state.checkpoint is None:
-            raise InputError(str(root), "the bake has no checkpoint to resume from; bake again with --force")
+            if state.frames_done:
+                raise InputError(str(root), "the bake has no checkpoint to resume from; bake again with --force")
+            # Stopped before its first frame: nothing to continue, nothing to lose; start it again.
+            resume, force = False, True
     elif cache.has_bake() and not force:
         raise InputError(str(root), "already holds a bake; use --resume to continue it or --force to replace it")
     if root.exists():
@@ -229,6 +232,9 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         cache.root.mkdir(parents=True, exist_ok=True)
         write_json(cache.scene_path, _stored_raw(scene))
         manifest = cache.new_manifest(scene.name, scene.frame_start, scene.frame_end)
+        # Written before the first frame: a bake stopped before it (a signal, a full disk) leaves a
+        # cache that says what it is, and that a plain bake or --resume starts again (prepare).
+        cache.write_manifest(manifest)
         first_dt = 1.0 / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
         derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
         manifest["derived"] = {name: c for name, c in derived.items() if c}

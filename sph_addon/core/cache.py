@@ -85,10 +85,19 @@ class CacheDir:
     def has_bake(self) -> bool:
         """Whether a bake, finished or not, is here (what a new bake must not overwrite unasked).
 
-        A manifest, or particle frames without one: a bake killed before its first manifest
-        write leaves frame files that are still this tool's and still someone's work.
+        A manifest listing frames, or particle frames without one: a bake killed before its
+        first manifest write leaves frame files that are still this tool's and still someone's
+        work. A manifest with no frame done (a bake stopped or failed before its first frame:
+        a signal, a full disk) holds nothing to lose, so a plain bake may start over on it.
         """
-        return self.exists() or any(self.root.glob("particles/particles_*.ply"))
+        if any(self.root.glob("particles/particles_*.ply")):
+            return True
+        if not self.exists():
+            return False
+        try:
+            return bool(self.read_manifest()["frames_done"])
+        except InputError:
+            return True  # unreadable: not ours to judge empty, and not ours to overwrite unasked
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked (``cache_checks.check_manifest``); InputError naming the file if it
