@@ -132,6 +132,9 @@ def _cmd_bake(args) -> int:
 
     frames = parse_frames(args.frames)
     t0 = time.perf_counter()
+    if hasattr(signal, "SIGXFSZ"):
+        # A file-size limit then fails the write (EFBIG, exit 3 with a sentence) instead of killing us.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     with _StopOnSignals() as stop:
         try:
             manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,

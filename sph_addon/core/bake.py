@@ -12,6 +12,7 @@ own particle in a fixed order).
 from __future__ import annotations
 
 import copy
+import errno
 import logging
 import os
 import tempfile
@@ -25,7 +26,7 @@ from .cache import CacheDir
 from .cache_checks import check_checkpoint
 from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
-from .errors import InputError, SimulationError
+from .errors import InputError, SimulationError, StorageError
 from .jsonfile import read_json
 from .preflight import preflight
 from .scene import FORMAT, Scene, parse_scene
@@ -112,6 +113,10 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
     check_unlocked(root)  # "busy, by whom" says more than "already holds a bake"; bake() locks for real
+    for folder in ("particles", "surface", "state", "sdf"):
+        if (root / folder).is_symlink():
+            raise InputError(str(root / folder), "is a symbolic link: the cache's folders must be real folders "
+                                                 "inside it (point --out at the other disk instead)")
     if resume:
         state = cache.summary()
         if not state.baked:
@@ -210,7 +215,31 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         if not prepared.resume and not prepared.force and prepared.cache.has_bake():
             raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it or "
                                                        "--force to replace it")
-        return _bake_locked(prepared, progress, should_stop)
+        try:
+            return _bake_locked(prepared, progress, should_stop)
+        except OSError as exc:
+            if exc.errno not in _STORAGE_ERRNOS:
+                raise
+            raise _storage_error(prepared.cache, exc) from None
+
+
+# Write failures that are the storage's, not a bug: no space, a file-size limit, a quota, a
+# read-only or failing disk.
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:
+    try:
+        done = cache.read_manifest()["frames_done"]
+    except InputError:
+        done = []
+    what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
+    if done:
+        return StorageError(max(done) + 1, f"the bake stopped at frame {max(done) + 1}: {what}; frames up to "
+                                           f"{max(done)} are kept: free space (or raise the limit), then "
+                                           "continue with --resume")
+    return StorageError(None, f"the bake stopped before its first frame: {what}; free space (or raise the "
+                              "limit), then run the same command again")
 
 
 def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:

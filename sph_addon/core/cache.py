@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
                  ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
+# The exact names those writers give (a frame number, or a hex key for distance fields): free deletes
+# these and nothing else, so a user's "particles_notes.ply" beside them survives.
+_OWN_NAMES = {folder: re.compile(rf"{prefix}(-?\d+|[0-9a-f]{{8,64}}){re.escape(suffix)}")
+              for folder, prefix, suffix in _OWN_PATTERNS}
 
 
 @dataclass(frozen=True)
@@ -195,24 +200,32 @@ class CacheDir:
         arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
         return arrays, parse_json_text(text, str(path), "checkpoint's state record")
 
+    def _own_folders(self) -> list[Path]:
+        """The cache's subfolders that are real folders inside it: a symlinked ``particles`` (pointing
+        anywhere) is not ours to clean (deletion never follows a link out of the cache root)."""
+        return [self.root / f for f, _, _ in _OWN_PATTERNS
+                if (self.root / f).is_dir() and not (self.root / f).is_symlink()]
+
     def remove_stale_temps(self) -> int:
         """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""
         n = 0
-        for folder in (self.root, *(self.root / f for f, _, _ in _OWN_PATTERNS)):
-            if folder.is_dir():
-                for p in folder.glob(".*.tmp"):
+        for folder in ((self.root,) if self.root.is_dir() else ()) + tuple(self._own_folders()):
+            for p in folder.glob(".*.tmp"):
+                if p.is_file() and not p.is_symlink():
                     p.unlink(missing_ok=True)
                     n += 1
         return n
 
     def owned_files(self) -> list[Path]:
-        """Every file a bake or meshing run writes here (what ``free`` deletes)."""
-        files = [p for p in (self.manifest_path, self.scene_path) if p.exists()]
-        files += [p for p in self.root.glob(".*.tmp")] if self.root.is_dir() else []
-        for folder, prefix, suffix in _OWN_PATTERNS:
-            d = self.root / folder
-            if d.is_dir():
-                files += [p for p in d.iterdir() if p.name.startswith(prefix) and p.name.endswith(suffix)]
+        """Every file a bake or meshing run writes here (what ``free`` deletes): regular files with
+        the writers' exact names, in real folders of the cache; never a symlink or what it points to."""
+        def regular(p: Path) -> bool:
+            return p.is_file() and not p.is_symlink()
+
+        files = [p for p in (self.manifest_path, self.scene_path) if regular(p)]
+        files += [p for p in self.root.glob(".*.tmp") if regular(p)] if self.root.is_dir() else []
+        for d in self._own_folders():
+            files += [p for p in d.iterdir() if _OWN_NAMES[d.name].fullmatch(p.name) and regular(p)]
         return sorted(files)
 
     def free(self) -> int:
@@ -220,9 +233,8 @@ class CacheDir:
         files = self.owned_files()
         for p in files:
             p.unlink(missing_ok=True)
-        for folder, _, _ in _OWN_PATTERNS:
-            d = self.root / folder
-            if d.is_dir() and not any(d.iterdir()):
+        for d in self._own_folders():
+            if not any(d.iterdir()):
                 d.rmdir()
         return len(files)
 

@@ -53,12 +53,27 @@ class SimulationError(RuntimeError):
         super().__init__(f"frame {frame}: {message}")
 
 
+class StorageError(SimulationError):
+    """The bake could not write its cache (a full disk, a file-size limit, a quota): exit code 3.
+
+    Every frame the manifest lists stays readable and the bake resumable (writes are atomic and
+    the manifest is updated after a frame's files), so the message says how to go on.
+    """
+
+    def __init__(self, frame: int | None, message: str):
+        self.frame = frame
+        self.message = message
+        RuntimeError.__init__(self, message)
+
+
 def exit_status(exc: Exception) -> tuple[int, str]:
     """The exit code and the one line a command line prints for ``exc``, the same in both.
 
     A SimulationError is exit code 3; anything else given here is the user's input (an
     InputError, or what the caller counts as one, e.g. a file it could not open): 2.
     """
+    if isinstance(exc, StorageError):
+        return EXIT_SIMULATION, f"error: {exc}"
     if isinstance(exc, SimulationError):
         return EXIT_SIMULATION, f"simulation failed at {exc}"
     return EXIT_INPUT, f"error: {exc}"
