@@ -446,11 +446,10 @@ def extract(x: np.ndarray, support: float, cube_size: float, iso: float, kind: i
     if not 0.0 <= min_radius < support:
         raise ValueError("min_radius must be in [0, support)")
     hc = support / cube_size
-    # Checked in float before any cast: coordinates of 1e30 m (a damaged cache) would wrap the
-    # int64 lattice indices below and index outside the arrays.
+    # In float before any cast: 1e30 m (a damaged cache) would wrap the int64 lattice indices below.
     lo, hi = x.min(0) / cube_size, x.max(0) / cube_size
     span = float(np.max(hi - lo)) + 2 * hc + 4
-    if not (np.all(np.abs(lo) < 2.0**52) and np.all(np.abs(hi) < 2.0**52) and span < MAX_POINTS_PER_AXIS):
+    if not (np.abs(np.concatenate([lo, hi])).max() < 2.0**52 and span < MAX_POINTS_PER_AXIS):
         raise ValueError(f"particles span {span:.3g} cubes along an axis (max {MAX_POINTS_PER_AXIS}); "
                          "increase the cube size")
     # Lattice-aligned origin two points beyond the lowest support, so every

@@ -86,7 +86,7 @@ def _stamp(settings_digest: str, source_digest: str) -> list[str]:
 
 def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions (N,3) float64, velocities (N,3) float64, material (N,) uint8 of a particle file."""
-    data = read_ply(path)
+    data = read_ply(path, exact=True)
     vert = data.vertices
     names = () if vert is None else vert.dtype.names
     if vert is None or not {"x", "y", "z"} <= set(names):
