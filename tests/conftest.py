@@ -58,3 +58,16 @@ def run_main(*args) -> tuple[int, str, str]:
         except SystemExit as exc:  # argparse
             code = exc.code
     return code, out.getvalue(), err.getvalue()
+
+
+def wait_until(condition, proc, timeout: float = 300.0) -> None:
+    """Poll ``condition()`` every 5 ms until true; fail if the subprocess ``proc`` ends first or time runs out."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError(f"timed out after {timeout} s")

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import REPO, scene_dict
+from conftest import REPO, scene_dict, wait_until
 
 
 def _goo_scene(frame_end: int) -> dict:
@@ -22,16 +22,6 @@ def _goo_scene(frame_end: int) -> dict:
 def _start(scene, out, *extra) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet",
                              *extra], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _poll(condition, proc, timeout=300.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.005)
-    raise AssertionError("timed out")
 
 
 def _frames_done(out) -> int:
@@ -52,7 +42,7 @@ def test_repeated_signals_mid_bake_end_130_resumable(tmp_path, write_scene, sign
     scene = write_scene(_goo_scene(12))
     out = tmp_path / "c"
     proc = _start(scene, out)
-    _poll(lambda: _frames_done(out) >= 3, proc)
+    wait_until(lambda: _frames_done(out) >= 3, proc)
     for s in signals:
         proc.send_signal(s)
         time.sleep(0.02)
@@ -69,7 +59,7 @@ def test_interrupted_before_the_first_frame_says_so_and_restarts_without_force(t
     out = tmp_path / "c"
     proc = _start(scene, out)
     # The lock file appears when the bake starts, before the simulation is set up and anything written.
-    _poll(lambda: (out / ".sph_lock").exists(), proc)
+    wait_until(lambda: (out / ".sph_lock").exists(), proc)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.02)
     proc.send_signal(signal.SIGINT)

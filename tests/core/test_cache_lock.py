@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, run_main, scene_dict
+from conftest import REPO, run_main, scene_dict, wait_until
 
 from sph_addon.core.cache import free_cache
 from sph_addon.core.cache_lock import LOCK_NAME, OWNER_NAME, CacheBusy, lock_cache
@@ -102,7 +102,7 @@ def test_two_concurrent_bakes_one_wins_force_does_not_replace(tmp_path, write_sc
     first = subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet"],
                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: (out / "manifest.json").exists(), first)
+        wait_until(lambda: (out / "manifest.json").exists(), first)
         for extra in ((), ("--force",)):
             second = subprocess.run([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out),
                                      "--quiet", *extra], cwd=REPO, capture_output=True, text=True, timeout=300)
@@ -116,14 +116,3 @@ def test_two_concurrent_bakes_one_wins_force_does_not_replace(tmp_path, write_sc
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] and manifest["frames_done"] == list(range(1, 31))
 
-
-def _wait_for(condition, proc, timeout=300.0) -> None:
-    import time
-
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("timed out")
