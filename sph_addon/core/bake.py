@@ -11,6 +11,7 @@ own particle in a fixed order).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import errno
 import logging
@@ -209,18 +210,36 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         raise TypeError("bake() of a scene file needs out_dir")
     else:
         prepared = prepare(scene, out_dir, frames, resume, force)
-    # Held for the whole bake; the checks of prepare() that depend on the cache are made again under it,
-    # since another process may have baked here between them and now.
-    with lock_cache(prepared.cache.root, "bake"):
-        if not prepared.resume and not prepared.force and prepared.cache.has_bake():
-            raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it or "
-                                                       "--force to replace it")
-        try:
-            return _bake_locked(prepared, progress, should_stop)
-        except OSError as exc:
-            if exc.errno not in _STORAGE_ERRNOS:
-                raise
-            raise _storage_error(prepared.cache, exc) from None
+    created = _missing_folders(prepared.cache.root)
+    try:
+        # Held for the whole bake; the checks of prepare() that depend on the cache are made again
+        # under it, since another process may have baked here between them and now.
+        with lock_cache(prepared.cache.root, "bake"):
+            if not prepared.resume and not prepared.force and prepared.cache.has_bake():
+                raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it "
+                                                           "or --force to replace it")
+            try:
+                return _bake_locked(prepared, progress, should_stop)
+            except OSError as exc:
+                if exc.errno not in _STORAGE_ERRNOS:
+                    raise
+                raise _storage_error(prepared.cache, exc) from None
+    except InputError:
+        # Bad content found while setting up (a mesh enclosing nothing): the folders the lock
+        # created go too, so that bad input leaves nothing behind.
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing_folders(root: Path) -> list[Path]:
+    """``root`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    while not root.exists() and root != root.parent:
+        out.append(root)
+        root = root.parent
+    return out
 
 
 # Write failures that are the storage's, not a bug: no space, a file-size limit, a quota, a
