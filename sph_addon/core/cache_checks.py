@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .state import BASE_ARRAYS
 
 # ids are uint32 in the particle files (DESIGN.md section 4).
 MAX_PARTICLES = 2**32 - 1
@@ -173,7 +174,8 @@ def check_checkpoint(arrays: dict[str, np.ndarray], meta: Any, specs: dict[str, 
         if a.ndim == 0 or len(a) != n or not same or a.dtype != np.dtype(dtype):
             raise bad(f"array {name!r} is {a.dtype}{list(a.shape)}, expected {np.dtype(dtype)}[{n}, "
                       f"{', '.join(map(str, trailing))}]")
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
+        # Only the world's own arrays: a model may fill its arrays with NaN for "not set" (ArraySpec.fill).
+        if name in BASE_ARRAYS and a.dtype.kind == "f" and not np.isfinite(a).all():
             raise bad(f"array {name!r} holds NaN or infinite values")
     ids = arrays["id"]
     if n and (ids.min() < 0 or ids.max() >= next_id):
