@@ -65,42 +65,90 @@ class _MeshProgress:
 
 
 def _cmd_validate(args) -> int:
+    from .core.durations import format_long_duration
+    from .core.preflight import PARTICLE_STEPS_PER_SECOND, preflight
     from .core.scene import load_scene
 
     scene = load_scene(args.scene)
-    _say(f"{args.scene}: valid; about {scene.estimate_particles():,} particles, "
-          f"frames {scene.frame_start}-{scene.frame_end} at {scene.fps:g} fps, "
-          f"estimated memory {scene.estimate_bytes() / 2**20:,.0f} MiB")
+    est = preflight(scene)
+    grids = f" ({est.grid_bytes / 2**20:,.0f} MiB of it for {len(est.grids)} distance grids)" if est.grids else ""
+    _say(f"{args.scene}: valid; about {est.particles:,} particles, frames {scene.frame_start}-{scene.frame_end} "
+         f"at {scene.fps:g} fps, up to {est.substeps} substeps per frame, estimated memory "
+         f"{est.memory_bytes / 2**20:,.1f} MiB{grids}, at most {est.work:.2g} particle-steps "
+         f"(up to {format_long_duration(est.seconds)} at {PARTICLE_STEPS_PER_SECOND:.2g} per second)")
     return EXIT_OK
+
+
+class _StopOnSignals:
+    """SIGINT and SIGTERM during a bake: the first stops it after the frame in progress; the second
+    stops it at once (every write is atomic, the last checkpoint stays the resume point); any later
+    one is ignored, so that no signal can cut the unwinding short and end the process another way
+    than exit 130 with a resumable cache."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.count = 0
+        self._old: dict = {}
+
+    def __enter__(self) -> _StopOnSignals:
+        self._old = {s: signal.signal(s, self._on_signal) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # Once interrupted, the process is on its way to exit 130: a signal still arriving (a scheduler
+        # repeating SIGTERM) must not turn that into a kill.
+        for s, handler in self._old.items():
+            signal.signal(s, signal.SIG_IGN if self.requested else handler)
+
+    @property
+    def requested(self) -> bool:
+        return self.count > 0
+
+    def _on_signal(self, signum, frame) -> None:
+        self.count += 1
+        if self.count == 2:
+            for s in self.SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+            raise KeyboardInterrupt
+
+
+def _interrupted(out: str) -> str:
+    """What an interrupted bake left, in one sentence: where --resume continues, or that nothing was baked."""
+    from .core.cache import CacheDir
+
+    try:
+        m = CacheDir(out).read_manifest()
+    except InputError:
+        m = None
+    if not m or m.get("checkpoint") is None:
+        return "interrupted before the first frame was written; run the same command again to start it"
+    return (f"interrupted after frame {max(m['frames_done'])}; the cache is consistent, continue from frame "
+            f"{m['checkpoint']} with --resume")
 
 
 def _cmd_bake(args) -> int:
     from .core.bake import bake, parse_frames
 
     frames = parse_frames(args.frames)
-    stop = {"requested": False}
-
-    def on_signal(signum, frame):
-        # First signal: stop after the frame in progress (nothing half-written);
-        # the atomic writes make an immediate stop safe too, so a second one raises.
-        if stop["requested"]:
-            raise KeyboardInterrupt
-        stop["requested"] = True
-
-    old = signal.signal(signal.SIGTERM, on_signal)
     t0 = time.perf_counter()
-    try:
-        manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
-                        progress=None if args.quiet else _ProgressPrinter(),
-                        should_stop=lambda: stop["requested"])
-    finally:
-        signal.signal(signal.SIGTERM, old)
-    if not manifest.get("complete"):
-        _say(f"interrupted at frame {manifest['frames_done'][-1]}; continue with --resume", error=True)
-        return EXIT_INTERRUPTED
+    if hasattr(signal, "SIGXFSZ"):
+        # A file-size limit then fails the write (EFBIG, exit 3 with a sentence) instead of killing us.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    with _StopOnSignals() as stop:
+        try:
+            manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
+                            progress=None if args.quiet else _ProgressPrinter(),
+                            should_stop=lambda: stop.requested)
+        except KeyboardInterrupt:
+            _say(_interrupted(args.out), error=True)
+            return EXIT_INTERRUPTED
+        if not manifest.get("complete"):
+            _say(_interrupted(args.out), error=True)
+            return EXIT_INTERRUPTED
     last = manifest["stats"][str(manifest["frame_end"])]
     _say(f"baked {len(manifest['frames_done'])} frames into {args.out} in {time.perf_counter() - t0:.1f} s; "
-          f"{last['particles']:,} particles at the last frame")
+         f"{last['particles']:,} particles at the last frame")
     return EXIT_OK
 
 
@@ -267,8 +315,33 @@ def _cmd_schema(args) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one sentence for a bad command line (exit 2 as any bad input), not the usage block."""
+
+    def error(self, message: str):
+        self.exit(EXIT_INPUT, f"error: {message}; see {self.prog} --help\n")
+
+
+# Options whose value may start with "-" (a frame range of negative frames, "-5--3"): argparse
+# takes such a value for an option unless it is attached with "=".
+_DASHED_VALUES = ("--frames",)
+
+
+def _attach_dashed_values(argv: list[str]) -> list[str]:
+    out, k = [], 0
+    while k < len(argv):
+        if argv[k] in _DASHED_VALUES and k + 1 < len(argv) and argv[k + 1].startswith("-") \
+                and argv[k + 1][1:2].isdigit():
+            out.append(f"{argv[k]}={argv[k + 1]}")
+            k += 2
+            continue
+        out.append(argv[k])
+        k += 1
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m sph_addon", description="sph_addon core command line")
+    ap = _Parser(prog="python -m sph_addon", description="sph_addon core command line")
     ap.add_argument("--version", action="version", version=f"sph_addon {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log details")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -310,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_attach_dashed_values(sys.argv[1:] if argv is None else list(argv)))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         return args.func(args)

@@ -38,3 +38,36 @@ def write_scene(tmp_path):
         return p
 
     return _write
+
+
+def run_main(*args) -> tuple[int, str, str]:
+    """``python -m sph_addon ARGS`` in this process (fast: no interpreter start, numba already loaded).
+
+    Returns (exit code, stdout, stderr). An exception escaping ``main`` is not caught: a
+    traceback is exactly what these tests look for.
+    """
+    import contextlib
+    import io
+
+    from sph_addon.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def wait_until(condition, proc, timeout: float = 300.0) -> None:
+    """Poll ``condition()`` every 5 ms until true; fail if the subprocess ``proc`` ends first or time runs out."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError(f"timed out after {timeout} s")

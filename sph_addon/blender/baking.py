@@ -21,7 +21,7 @@ from pathlib import Path
 import bpy
 
 from ..core import bake as core_bake
-from ..core.cache import CacheDir
+from ..core.cache import CacheDir, free_cache
 from ..core.durations import eta_seconds, format_duration
 from ..core.errors import InputError
 from ..core.params import resolve
@@ -196,7 +196,7 @@ def run_sync(scene, task: Task, echo: Callable[[str], None] | None = None,
 def free(domain) -> int:
     """Delete what bakes of this Domain wrote (particles, surfaces, checkpoints, exported input); keep the rest."""
     root = export.cache_dir(domain)
-    n = CacheDir(root).free() if root.is_dir() else 0
+    n = free_cache(root)  # under the cache lock: never empties a cache another process writes
     inputs = root / export.INPUT_DIR
     if inputs.is_dir():
         for p in inputs.iterdir():

@@ -11,7 +11,9 @@ own particle in a fixed order).
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import errno
 import logging
 import os
 import tempfile
@@ -22,9 +24,12 @@ from pathlib import Path
 
 from .atomic import write_json
 from .cache import CacheDir
+from .cache_checks import check_checkpoint
+from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
-from .errors import InputError, SimulationError
+from .errors import InputError, SimulationError, StorageError
 from .jsonfile import read_json
+from .preflight import preflight
 from .scene import FORMAT, Scene, parse_scene
 
 log = logging.getLogger(__name__)
@@ -103,10 +108,16 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     resume, force : as in :func:`bake`.
     """
     scene = _validated(scene, frames)
+    preflight(scene)
     cache = CacheDir(out_dir)
     root = cache.root
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
+    check_unlocked(root)  # "busy, by whom" says more than "already holds a bake"; bake() locks for real
+    for folder in ("particles", "surface", "state", "sdf"):
+        if (root / folder).is_symlink():
+            raise InputError(str(root / folder), "is a symbolic link: the cache's folders must be real folders "
+                                                 "inside it (point --out at the other disk instead)")
     if resume:
         state = cache.summary()
         if not state.baked:
@@ -117,7 +128,10 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
             raise InputError(str(cache.scene_path), "the scene changed since this bake started; "
                                                     "bake again with --force to start over")
         if state.checkpoint is None:
-            raise InputError(str(root), "the bake has no checkpoint to resume from; bake again with --force")
+            if state.frames_done:
+                raise InputError(str(root), "the bake has no checkpoint to resume from; bake again with --force")
+            # Stopped before its first frame: nothing to continue, nothing to lose; start it again.
+            resume, force = False, True
     elif cache.has_bake() and not force:
         raise InputError(str(root), "already holds a bake; use --resume to continue it or --force to replace it")
     if root.exists():
@@ -187,7 +201,6 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
     InputError : before anything is written, for bad scenes, paths or an existing cache.
     SimulationError : the frame that failed; every earlier frame stays readable and resumable.
     """
-    from .simulation import Simulation
 
     if isinstance(scene, PreparedBake):
         if out_dir is not None or frames is not None or resume or force:
@@ -197,12 +210,66 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         raise TypeError("bake() of a scene file needs out_dir")
     else:
         prepared = prepare(scene, out_dir, frames, resume, force)
+    created = _missing_folders(prepared.cache.root)
+    try:
+        # Held for the whole bake; the checks of prepare() that depend on the cache are made again
+        # under it, since another process may have baked here between them and now.
+        with lock_cache(prepared.cache.root, "bake"):
+            if not prepared.resume and not prepared.force and prepared.cache.has_bake():
+                raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it "
+                                                           "or --force to replace it")
+            try:
+                return _bake_locked(prepared, progress, should_stop)
+            except OSError as exc:
+                if exc.errno not in _STORAGE_ERRNOS:
+                    raise
+                raise _storage_error(prepared.cache, exc) from None
+    except InputError:
+        # Bad content found while setting up (a mesh enclosing nothing): the folders the lock
+        # created go too, so that bad input leaves nothing behind.
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _missing_folders(root: Path) -> list[Path]:
+    """``root`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    while not root.exists() and root != root.parent:
+        out.append(root)
+        root = root.parent
+    return out
+
+
+# Write failures that are the storage's, not a bug: no space, a file-size limit, a quota, a
+# read-only or failing disk.
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:
+    try:
+        done = cache.read_manifest()["frames_done"]
+    except InputError:
+        done = []
+    what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
+    if done:
+        return StorageError(max(done) + 1, f"the bake stopped at frame {max(done) + 1}: {what}; frames up to "
+                                           f"{max(done)} are kept: free space (or raise the limit), then "
+                                           "continue with --resume")
+    return StorageError(None, f"the bake stopped before its first frame: {what}; free space (or raise the "
+                              "limit), then run the same command again")
+
+
+def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
+    from .simulation import Simulation
+
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
     if resume:
-        cache.remove_stale_temps()
         manifest = cache.read_manifest()
-        arrays, meta = cache.read_checkpoint(manifest["checkpoint"])
+        arrays, meta = _checked_checkpoint(cache, manifest["checkpoint"], sim)
+        cache.remove_stale_temps()
         sim.restore(arrays, meta)
         # Frames after the checkpoint may exist from the killed run; they are rewritten identically.
         manifest["frames_done"] = [f for f in manifest["frames_done"] if f <= sim.frame]
@@ -213,6 +280,9 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         cache.root.mkdir(parents=True, exist_ok=True)
         write_json(cache.scene_path, _stored_raw(scene))
         manifest = cache.new_manifest(scene.name, scene.frame_start, scene.frame_end)
+        # Written before the first frame: a bake stopped before it (a signal, a full disk) leaves a
+        # cache that says what it is, and that a plain bake or --resume starts again (prepare).
+        cache.write_manifest(manifest)
         first_dt = 1.0 / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
         derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
         manifest["derived"] = {name: c for name, c in derived.items() if c}
@@ -244,6 +314,15 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
         manifest["complete"] = True
         cache.write_manifest(manifest)
     return manifest
+
+
+def _checked_checkpoint(cache: CacheDir, frame: int, sim) -> tuple[dict, dict]:
+    """The checkpoint of ``frame``, checked against the simulation that restores it (InputError naming it)."""
+    arrays, meta = cache.read_checkpoint(frame, max_bytes=int(sim.scene.simulation["memory_budget_mb"] * 2**20))
+    specs = {name: (a.shape[1:], a.dtype) for name, a in sim.state.arrays.items()}
+    check_checkpoint(arrays, meta, specs, frame, len(sim.scene.materials), len(sim.inflows),
+                     cache.checkpoint_path(frame))
+    return arrays, meta
 
 
 def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None:

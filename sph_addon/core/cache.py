@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ import numpy as np
 
 from .. import __version__
 from .atomic import atomic_open, write_json
+from .cache_checks import check_manifest, check_particle_records, read_npz
 from .errors import InputError
+from .jsonfile import parse_json_text
 from .plyio import PlyError, read_ply, write_ply
 
 MANIFEST_FORMAT = "sph_addon.cache/1"
@@ -37,6 +40,10 @@ PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
                  ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
+# The exact names those writers give (a frame number, or a hex key for distance fields): free deletes
+# these and nothing else, so a user's "particles_notes.ply" beside them survives.
+_OWN_NAMES = {folder: re.compile(rf"{prefix}(-?\d+|[0-9a-f]{{8,64}}){re.escape(suffix)}")
+              for folder, prefix, suffix in _OWN_PATTERNS}
 
 
 @dataclass(frozen=True)
@@ -83,43 +90,47 @@ class CacheDir:
     def has_bake(self) -> bool:
         """Whether a bake, finished or not, is here (what a new bake must not overwrite unasked).
 
-        A manifest, or particle frames without one: a bake killed before its first manifest
-        write leaves frame files that are still this tool's and still someone's work.
+        A manifest listing frames, or particle frames without one: a bake killed before its
+        first manifest write leaves frame files that are still this tool's and still someone's
+        work. A manifest with no frame done (a bake stopped or failed before its first frame:
+        a signal, a full disk) holds nothing to lose, so a plain bake may start over on it.
         """
-        return self.exists() or any(self.root.glob("particles/particles_*.ply"))
+        if any(self.root.glob("particles/particles_*.ply")):
+            return True
+        if not self.exists():
+            return False
+        try:
+            return bool(self.read_manifest()["frames_done"])
+        except InputError:
+            return True  # unreadable: not ours to judge empty, and not ours to overwrite unasked
 
     def read_manifest(self) -> dict[str, Any]:
-        """The manifest as written; raises InputError naming the file if it is missing or not ours."""
+        """The manifest, checked (``cache_checks.check_manifest``); InputError naming the file if it
+        is missing, not ours or damaged."""
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            text = self.manifest_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise InputError(str(self.root), "not a bake cache (no manifest.json)") from None
-        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text
+        except (OSError, ValueError) as exc:  # ValueError: not UTF-8 text
             raise InputError(str(self.manifest_path), f"unreadable manifest ({exc})") from None
-        fmt = data.get("format") if isinstance(data, dict) else None
-        if fmt != MANIFEST_FORMAT:
-            raise InputError(str(self.manifest_path), f"unknown cache format {fmt!r}")
-        return data
+        try:
+            data = parse_json_text(text, str(self.manifest_path), "manifest")
+        except InputError as exc:
+            raise InputError(exc.where, f"unreadable manifest ({exc.message})") from None
+        return check_manifest(data, self.manifest_path, MANIFEST_FORMAT)
 
     def summary(self) -> CacheSummary:
         """The cache's state, read safely: ``baked=False`` when there is no bake here (never raises then).
 
         Raises
         ------
-        InputError : the manifest exists but cannot be read, is not ours, or its frames,
-            checkpoint or completion flag are malformed (the message names the file).
+        InputError : the manifest exists but cannot be read, is not ours, or is damaged
+            (the message names the file).
         """
         if not self.exists():
             return CacheSummary(baked=False)
         m = self.read_manifest()
-        done, checkpoint, complete = m.get("frames_done"), m.get("checkpoint"), m.get("complete", False)
-        # The manifest is untrusted input (DESIGN.md section 6): check the fields before using them.
-        if not isinstance(done, list) or not all(_is_frame(f) for f in done):
-            raise InputError(str(self.manifest_path), "malformed manifest: frames_done must be a list of frames")
-        if checkpoint is not None and not _is_frame(checkpoint):
-            raise InputError(str(self.manifest_path), "malformed manifest: checkpoint must be a frame number")
-        if not isinstance(complete, bool):
-            raise InputError(str(self.manifest_path), "malformed manifest: complete must be true or false")
+        done, checkpoint, complete = m["frames_done"], m.get("checkpoint"), m.get("complete", False)
         surfaces = self.root / "surface"
         meshed = sum(1 for _ in surfaces.glob("surface_*.ply")) if surfaces.is_dir() else 0
         return CacheSummary(baked=True, complete=complete, first_frame=min(done) if done else None,
@@ -156,12 +167,14 @@ class CacheDir:
         write_ply(self.particles_path(frame), rec, comments=[f"sph_addon {__version__} frame {frame}"])
 
     def read_particles(self, frame: int) -> np.ndarray:
-        """The frame's particle records (structured array with PARTICLE_DTYPE fields)."""
+        """The frame's particle records (PARTICLE_DTYPE fields and extras), checked before use."""
         path = self.particles_path(frame)
         try:
-            return read_ply(path).vertices
+            vertices = read_ply(path, exact=True).vertices
         except PlyError as exc:
             raise InputError(str(path), str(exc).split(": ", 1)[-1]) from None
+        check_particle_records(vertices, path)
+        return vertices
 
     # checkpoints
     def write_checkpoint(self, frame: int, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -172,34 +185,47 @@ class CacheDir:
         with atomic_open(self.checkpoint_path(frame), "wb") as fh:
             fh.write(buf.getvalue())
 
-    def read_checkpoint(self, frame: int) -> tuple[dict[str, np.ndarray], dict]:
+    def read_checkpoint(self, frame: int, max_bytes: int = 2**40) -> tuple[dict[str, np.ndarray], dict]:
+        """A checkpoint's arrays and state record, read without pickle and with every header checked
+        (``cache_checks.read_npz``); ``cache_checks.check_checkpoint`` checks them against a scene."""
         path = self.checkpoint_path(frame)
+        members = read_npz(path, max_bytes)
+        meta = members.pop("meta", None)
+        if meta is None or meta.dtype != np.uint8 or meta.ndim != 1:
+            raise InputError(str(path), "damaged checkpoint: no state record; bake again with --force")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
-        except (OSError, ValueError, KeyError) as exc:
-            raise InputError(str(path), f"unreadable checkpoint ({exc})") from None
-        return arrays, meta
+            text = meta.tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(str(path), "damaged checkpoint: the state record is not UTF-8") from None
+        arrays = {k[2:]: v for k, v in members.items() if k.startswith("a_")}
+        return arrays, parse_json_text(text, str(path), "checkpoint's state record")
+
+    def _own_folders(self) -> list[Path]:
+        """The cache's subfolders that are real folders inside it: a symlinked ``particles`` (pointing
+        anywhere) is not ours to clean (deletion never follows a link out of the cache root)."""
+        return [self.root / f for f, _, _ in _OWN_PATTERNS
+                if (self.root / f).is_dir() and not (self.root / f).is_symlink()]
 
     def remove_stale_temps(self) -> int:
         """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""
         n = 0
-        for folder in (self.root, *(self.root / f for f, _, _ in _OWN_PATTERNS)):
-            if folder.is_dir():
-                for p in folder.glob(".*.tmp"):
+        for folder in ((self.root,) if self.root.is_dir() else ()) + tuple(self._own_folders()):
+            for p in folder.glob(".*.tmp"):
+                if p.is_file() and not p.is_symlink():
                     p.unlink(missing_ok=True)
                     n += 1
         return n
 
     def owned_files(self) -> list[Path]:
-        """Every file a bake or meshing run writes here (what ``free`` deletes)."""
-        files = [p for p in (self.manifest_path, self.scene_path) if p.exists()]
-        files += [p for p in self.root.glob(".*.tmp")] if self.root.is_dir() else []
-        for folder, prefix, suffix in _OWN_PATTERNS:
-            d = self.root / folder
-            if d.is_dir():
-                files += [p for p in d.iterdir() if p.name.startswith(prefix) and p.name.endswith(suffix)]
+        """Every file a bake or meshing run writes here (what ``free`` deletes): regular files with
+        the writers' exact names, in real folders of the cache; never a symlink or what it points to."""
+        def regular(p: Path) -> bool:
+            return p.is_file() and not p.is_symlink()
+
+        files = [p for p in (self.manifest_path, self.scene_path) if regular(p)]
+        files += [p for p in self.root.glob(".*.tmp") if regular(p)] if self.root.is_dir() else []
+        for d in self._own_folders():
+            files += [p for p in d.iterdir() if _OWN_NAMES[d.name].fullmatch(p.name) and regular(p)]
         return sorted(files)
 
     def free(self) -> int:
@@ -207,13 +233,23 @@ class CacheDir:
         files = self.owned_files()
         for p in files:
             p.unlink(missing_ok=True)
-        for folder, _, _ in _OWN_PATTERNS:
-            d = self.root / folder
-            if d.is_dir() and not any(d.iterdir()):
+        for d in self._own_folders():
+            if not any(d.iterdir()):
                 d.rmdir()
         return len(files)
 
 
-def _is_frame(value: Any) -> bool:
-    """A frame number as JSON gives it (bool is an int in Python, but not a frame)."""
-    return isinstance(value, int) and not isinstance(value, bool)
+def free_cache(root: str | os.PathLike) -> int:
+    """Delete the files a bake and its meshing wrote in ``root``, under the cache's lock; return how many.
+
+    The entry point for front ends (``free`` of the Blender operators and commands): a cache
+    another process is baking or meshing is refused (``cache_lock.CacheBusy``), never emptied.
+    """
+    from .cache_lock import lock_cache
+
+    cache = CacheDir(root)
+    if not cache.root.is_dir():
+        return 0
+    with lock_cache(cache.root, "free"):
+        return cache.free()
+

@@ -47,3 +47,8 @@ ITERATIONS_DT_EXPONENT = 2.0
 RELAXATION_PASS_COST = 0.11
 # Stable substep of the Jacobi spring displacements: dt <= factor / sqrt(15 k_spring).
 SPRING_DT_FACTOR = 0.7
+
+# Largest magnitude of any number in a scene file whose field declares no bound (coordinates,
+# radii, rates, velocities): 1e12 m is far beyond any scene, and cubes of ratios of such values
+# (particle counts) stay finite in float64.
+MAX_MAGNITUDE = 1e12

@@ -26,3 +26,8 @@ def format_duration(seconds: float) -> str:
 def eta_seconds(elapsed: float, done: int, left: int) -> float:
     """Seconds until ``left`` more items finish at the pace of the ``done`` ones; NaN before the first."""
     return elapsed / done * left if done > 0 else float("nan")
+
+
+def format_long_duration(seconds: float) -> str:
+    """A duration that may be months (a refused bake's estimate): ``N days`` from two days on."""
+    return f"{seconds / 86400:,.0f} days" if seconds >= 2 * 86400 else format_duration(seconds)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import config
 from .errors import InputError
 
 
@@ -73,7 +74,7 @@ class Parameter:
             if not isinstance(value, str):
                 raise InputError(where, f"expected a string, got {_show(value)}")
             if self.choices and value not in self.choices:
-                raise InputError(where, f"unknown value {value!r}; choose one of {', '.join(self.choices)}")
+                raise InputError(where, f"unknown value {_show(value)}; choose one of {', '.join(self.choices)}")
             return value
         if kind == "vector":
             if not isinstance(value, (list, tuple)) or len(value) != 3:
@@ -85,14 +86,31 @@ class Parameter:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(where, f"expected a number, got {_show(value)}")
         if typ is int and not float(value).is_integer():
-            raise InputError(where, f"expected a whole number, got {value!r}")
+            raise InputError(where, f"expected a whole number, got {_show(value)}")
         if not math.isfinite(value):
-            raise InputError(where, f"must be a finite number, got {value!r}")
+            got = "a number too large for a 64-bit float" if math.isinf(value) else _show(value)
+            raise InputError(where, f"must be a finite number, got {got}")
+        if abs(value) > config.MAX_MAGNITUDE and (self.maximum is None or self.minimum is None):
+            # Unbounded fields still get a bound: products of such values (volumes, particle counts,
+            # lattice indices) must stay finite floats and fit the integers they are turned into.
+            raise InputError(where, f"must be between -{config.MAX_MAGNITUDE:g} and {config.MAX_MAGNITUDE:g}"
+                                    f"{_unit(self.unit)}, got {_show(value)}")
         if self.minimum is not None and value < self.minimum:
-            raise InputError(where, f"must be at least {self.minimum:g}{_unit(self.unit)}, got {value!r}")
+            raise InputError(where, f"must be at least {self.minimum:g}{_unit(self.unit)}, got {_show(value)}")
         if self.maximum is not None and value > self.maximum:
-            raise InputError(where, f"must be at most {self.maximum:g}{_unit(self.unit)}, got {value!r}")
+            raise InputError(where, f"must be at most {self.maximum:g}{_unit(self.unit)}, got {_show(value)}")
         return typ(value)
+
+
+def check_name(value: Any, names, where: str, what: str) -> str:
+    """``value`` if it is one of ``names`` (a registry's keys), else InputError at ``where``.
+
+    The type is checked first: a list or an object where a name is expected must get the
+    same sentence as a misspelt name, not a TypeError from the registry lookup.
+    """
+    if not isinstance(value, str) or value not in names:
+        raise InputError(where, f"unknown {what} {_show(value)}; available: {', '.join(names)}")
+    return value
 
 
 def _unit(unit: str) -> str:

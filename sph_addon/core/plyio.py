@@ -96,27 +96,44 @@ def write_ply(path: str | os.PathLike, vertices: np.ndarray, faces: np.ndarray |
         fh.write(fbytes)
 
 
+# Header bounds: real headers have a few dozen lines; a file without end_header must not be
+# read line by line to its end, nor one endless line be read whole.
+_MAX_HEADER_LINES = 10_000
+_MAX_HEADER_LINE = 4096
+
+
 def _parse_header(fh, name: str):
-    if fh.readline().strip() != b"ply":
+    """(format, elements, comments) of a PLY header; ``elements`` is a list of
+    ``[name, count, [(prop, dtype) | ("list", prop, count_dtype, item_dtype)]]``."""
+    magic = fh.readline(_MAX_HEADER_LINE)
+    if not magic:
+        raise PlyError(f"{name}: the file is empty (0 bytes); export the mesh again")
+    if magic.strip() != b"ply":
         raise PlyError(f"{name}: not a PLY file (no 'ply' magic line)")
     fmt = None
-    elements: list[list] = []  # [name, count, [(prop, dtype) | ("list", name, count_t, item_t)]]
+    elements: list[list] = []
     comments = []
-    while True:
-        line = fh.readline()
+    for _ in range(_MAX_HEADER_LINES):
+        line = fh.readline(_MAX_HEADER_LINE)
         if not line:
             raise PlyError(f"{name}: truncated header (no end_header)")
-        words = line.decode("ascii", "replace").split()
+        text = line.decode("ascii", "replace")
+        words = text.split()
         if not words:
             continue
         key = words[0]
         if key == "format":
+            if len(words) < 2:
+                raise PlyError(f"{name}: the format line names no format")
             fmt = words[1]
         elif key == "comment":
-            comments.append(line.decode("ascii", "replace")[len("comment "):].rstrip("\r\n"))
+            comments.append(text[len("comment "):].rstrip("\r\n"))
         elif key == "obj_info":
             continue
         elif key == "element":
+            if len(words) != 3 or not words[2].isdigit():
+                raise PlyError(f"{name}: bad element line {text.strip()[:60]!r} (expected 'element NAME COUNT' "
+                               "with a whole-number count)")
             elements.append([words[1], int(words[2]), []])
         elif key == "property":
             if not elements:
@@ -126,12 +143,14 @@ def _parse_header(fh, name: str):
                     elements[-1][2].append(("list", words[4], _PLY_TYPES[words[2]], _PLY_TYPES[words[3]]))
                 else:
                     elements[-1][2].append((words[2], _PLY_TYPES[words[1]]))
-            except (KeyError, IndexError) as exc:
-                raise PlyError(f"{name}: bad property line {line!r}") from exc
+            except (KeyError, IndexError):
+                raise PlyError(f"{name}: bad property line {text.strip()[:60]!r}") from None
         elif key == "end_header":
             break
         else:
-            raise PlyError(f"{name}: unknown header keyword {key!r}")
+            raise PlyError(f"{name}: unknown header keyword {key[:40]!r}")
+    else:
+        raise PlyError(f"{name}: no end_header in the first {_MAX_HEADER_LINES} lines")
     if fmt not in ("binary_little_endian", "binary_big_endian", "ascii"):
         raise PlyError(f"{name}: unsupported format {fmt!r}")
     return fmt, elements, comments
@@ -145,8 +164,12 @@ def _triangulate(polys: list[np.ndarray]) -> np.ndarray:
     return np.asarray(tris, dtype=np.int32).reshape(-1, 3)
 
 
-def read_ply(path: str | os.PathLike) -> PlyData:
-    """Read a PLY file (see module docstring for what is supported)."""
+def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
+    """Read a PLY file (see module docstring for what is supported).
+
+    ``exact``: the header's counts must account for every byte of a binary file (files this
+    package wrote: a count lowered by hand would otherwise hide particles silently).
+    """
     path = Path(path)
     name = str(path)
     try:
@@ -163,45 +186,86 @@ def read_ply(path: str | os.PathLike) -> PlyData:
     vertices = None
     faces = np.zeros((0, 3), np.int32)
     for el_name, count, props in elements:
-        has_list = any(p[0] == "list" for p in props)
-        if not has_list:
+        if not any(p[0] == "list" for p in props):
             dt = np.dtype([(p[0], order + p[1]) for p in props])
             nbytes = dt.itemsize * count
             if pos + nbytes > len(data):
-                raise PlyError(f"{name}: truncated: element '{el_name}' needs {nbytes} bytes, "
-                               f"{len(data) - pos} left")
+                raise PlyError(f"{name}: truncated: element '{el_name}' claims {count} records, "
+                               f"{nbytes} bytes, but {len(data) - pos} are left")
             arr = np.frombuffer(data, dtype=dt, count=count, offset=pos)
             pos += nbytes
             if el_name == "vertex":
                 vertices = arr.astype(dt.newbyteorder("="))
             continue
-        if el_name != "face" or len(props) != 1:
-            raise PlyError(f"{name}: element '{el_name}' with list properties is not supported")
-        _, _, count_t, item_t = props[0]
-        ct, it = np.dtype(order + count_t), np.dtype(order + item_t)
-        # Fast path: every face a triangle (what we and most exporters write).
-        rec = np.dtype([("n", ct), ("i", it, (3,))])
-        if pos + rec.itemsize * count <= len(data):
-            arr = np.frombuffer(data, dtype=rec, count=count, offset=pos)
-            if count == 0 or np.all(arr["n"] == 3):
-                faces = arr["i"].astype(np.int32)
-                pos += rec.itemsize * count
-                continue
-        polys = []
-        for _ in range(count):
-            if pos + ct.itemsize > len(data):
-                raise PlyError(f"{name}: truncated in face list")
-            n = int(np.frombuffer(data, ct, 1, pos)[0])
-            pos += ct.itemsize
-            if pos + n * it.itemsize > len(data):
-                raise PlyError(f"{name}: truncated in face list")
-            polys.append(np.frombuffer(data, it, n, pos).astype(np.int64))
-            pos += n * it.itemsize
-        faces = _triangulate(polys)
+        lists, pos = _read_list_element(data, pos, order, el_name, count, props, name)
+        if el_name == "face":
+            faces = lists
+    if exact and pos != len(data):
+        raise PlyError(f"{name}: {len(data) - pos} bytes follow the last element: the header's counts do not "
+                       "match the file")
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
     _check_faces(faces, len(vertices), name)
     return PlyData(vertices, faces, comments)
+
+
+def _read_list_element(data: bytes, pos: int, order: str, el_name: str, count: int, props: list, name: str):
+    """Read a binary element with list properties; return (its first list as triangles, new offset).
+
+    Scalar properties beside the lists (a face's flags or material index) are read past.
+    Every record is assumed to have the first record's list lengths (what exporters write:
+    all triangles); if one does not, the records are walked one by one.
+    """
+    types = [(np.dtype(order + p[2]), np.dtype(order + p[3])) if p[0] == "list" else np.dtype(order + p[1])
+             for p in props]
+    smallest = sum(t[0].itemsize if isinstance(t, tuple) else t.itemsize for t in types)
+    if pos + smallest * count > len(data):
+        raise PlyError(f"{name}: truncated: element '{el_name}' claims {count} records, at least "
+                       f"{smallest * count} bytes, but {len(data) - pos} are left")
+    if count == 0:
+        return np.zeros((0, 3), np.int32), pos
+    lengths, _ = _walk_record(data, pos, types, name)
+    fields = []
+    for k, t in enumerate(types):
+        if isinstance(t, tuple):
+            fields += [(f"n{k}", t[0]), (f"v{k}", t[1], (lengths[k],))]
+        else:
+            fields.append((f"s{k}", t))
+    rec = np.dtype(fields)
+    first_list = next(k for k, p in enumerate(props) if p[0] == "list")
+    if pos + rec.itemsize * count <= len(data):
+        arr = np.frombuffer(data, dtype=rec, count=count, offset=pos)
+        if all(np.all(arr[f"n{k}"] == n) for k, n in lengths.items()):
+            items = arr[f"v{first_list}"].reshape(count, -1).astype(np.int64)
+            return _triangulate(list(items)) if items.shape[1] != 3 else items.astype(np.int32), \
+                pos + rec.itemsize * count
+    polys = []
+    for _ in range(count):
+        lengths, items = _walk_record(data, pos, types, name)
+        pos = items.pop()
+        polys.append(items[first_list])
+    return _triangulate(polys), pos
+
+
+def _walk_record(data: bytes, pos: int, types: list, name: str) -> tuple[dict[int, int], list]:
+    """One record of a list element at ``pos``: ({prop index: list length}, [lists by index ..., end offset])."""
+    lengths: dict[int, int] = {}
+    lists: dict[int, np.ndarray] = {}
+    for k, t in enumerate(types):
+        if isinstance(t, tuple):
+            ct, it = t
+            if pos + ct.itemsize > len(data):
+                raise PlyError(f"{name}: truncated in a list element")
+            n = int(np.frombuffer(data, ct, 1, pos)[0])
+            pos += ct.itemsize
+            if n < 0 or pos + n * it.itemsize > len(data):
+                raise PlyError(f"{name}: truncated in a list element (a list of {n} items)")
+            lists[k] = np.frombuffer(data, it, n, pos).astype(np.int64)
+            lengths[k] = n
+            pos += n * it.itemsize
+        else:
+            pos += t.itemsize
+    return lengths, [lists.get(k) for k in range(len(types))] + [pos]
 
 
 def _read_ascii(fh, elements, comments, name) -> PlyData:
@@ -211,20 +275,31 @@ def _read_ascii(fh, elements, comments, name) -> PlyData:
     faces = np.zeros((0, 3), np.int32)
     try:
         for el_name, count, props in elements:
-            if el_name == "face" and props and props[0][0] == "list":
+            if any(p[0] == "list" for p in props):
                 polys = []
                 for _ in range(count):
-                    n = int(words[pos])
-                    polys.append(np.array(words[pos + 1:pos + 1 + n], dtype=np.int64))
-                    pos += 1 + n
-                faces = _triangulate(polys)
+                    first = None
+                    for p in props:
+                        if p[0] != "list":
+                            pos += 1
+                            continue
+                        n = int(words[pos])
+                        if n < 0 or pos + 1 + n > len(words):
+                            raise PlyError(f"{name}: truncated in element '{el_name}'")
+                        if first is None:
+                            first = np.array(words[pos + 1:pos + 1 + n], dtype=np.int64)
+                        pos += 1 + n
+                    polys.append(first)
+                if pos > len(words):
+                    raise PlyError(f"{name}: truncated in element '{el_name}'")
+                if el_name == "face":
+                    faces = _triangulate(polys)
                 continue
-            if any(p[0] == "list" for p in props):
-                raise PlyError(f"{name}: element '{el_name}' with list properties is not supported")
             dt = np.dtype([(p[0], p[1]) for p in props])
             nprop = len(props)
             if pos + nprop * count > len(words):
-                raise PlyError(f"{name}: truncated in element '{el_name}'")
+                raise PlyError(f"{name}: truncated: element '{el_name}' claims {count} records, "
+                               f"{len(words) - pos} values are left")
             table = np.array(words[pos:pos + nprop * count], dtype=np.float64).reshape(count, nprop)
             pos += nprop * count
             if el_name == "vertex":
@@ -232,7 +307,7 @@ def _read_ascii(fh, elements, comments, name) -> PlyData:
                 for k, p in enumerate(props):
                     vertices[p[0]] = table[:, k]
     except (IndexError, ValueError) as exc:
-        raise PlyError(f"{name}: malformed ascii body ({exc})") from exc
+        raise PlyError(f"{name}: malformed ascii body ({exc})") from None
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
     _check_faces(faces, len(vertices), name)

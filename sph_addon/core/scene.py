@@ -26,7 +26,7 @@ from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
-from .params import Parameter, resolve, typed
+from .params import Parameter, check_name, resolve, typed
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count
 from .state import bytes_per_particle
@@ -225,14 +225,12 @@ def _materials(items: Any) -> list[Material]:
             raise InputError(f"{where}.name", "required: a non-empty string")
         if name in [m.name for m in out]:
             raise InputError(f"{where}.name", f"duplicate material name {name!r}")
-        model = item.get("model", "viscoelastic")
-        if model not in SOLVERS:
-            raise InputError(f"{where}.model", f"unknown model {model!r}; available: {', '.join(SOLVERS)}")
+        model = check_name(item.get("model", "viscoelastic"), SOLVERS, f"{where}.model", "model")
         spec = SOLVERS[model]
-        preset = item.get("preset", "")
-        if preset and preset not in spec.presets:
-            raise InputError(f"{where}.preset",
-                             f"unknown preset {preset!r}; available: {', '.join(sorted(spec.presets))}")
+        preset = item.get("preset")
+        preset = "" if preset is None else preset
+        if preset != "":
+            check_name(preset, sorted(spec.presets), f"{where}.preset", "preset")
         _refuse_removed(spec, model, item.get("params"), f"{where}.params")
         base = {p.name: p.default for p in spec.parameters}
         base.update(spec.presets.get(preset, {}))
@@ -255,9 +253,7 @@ def _refuse_removed(spec, model: str, params: Any, where: str) -> None:
 def _source(item: Any, where: str, material_names: list[str], base_dir: Path) -> tuple[str, dict]:
     if not isinstance(item, dict):
         raise InputError(where, "expected an object")
-    kind = item.get("type")
-    if kind not in SOURCES:
-        raise InputError(f"{where}.type", f"unknown source type {kind!r}; available: {', '.join(SOURCES)}")
+    kind = check_name(item.get("type"), SOURCES, f"{where}.type", "source type")
     p = resolve(SOURCES[kind], {k: v for k, v in item.items() if k != "type"}, where)
     if p["material"] not in material_names:
         raise InputError(f"{where}.material",
@@ -277,10 +273,7 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
 def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
     if not isinstance(item, dict):
         raise InputError(where, "expected an object")
-    kind = item.get("type")
-    if kind not in COLLIDERS:
-        raise InputError(f"{where}.type",
-                         f"unknown collider type {kind!r}; available: {', '.join(COLLIDERS)}")
+    kind = check_name(item.get("type"), COLLIDERS, f"{where}.type", "collider type")
     ct = COLLIDERS[kind]
     body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
     p = resolve(COMMON_PARAMETERS + ct.parameters, body, where)

@@ -78,6 +78,8 @@ def test_has_bake(tmp_path):
     assert cache.has_bake()
     cache.particles_path(7).unlink()
     _manifest(cache)
+    assert not cache.has_bake(), "a bake stopped before its first frame holds nothing to lose (issue 12)"
+    _manifest(cache, frames_done=[1])
     assert cache.has_bake()
 
 

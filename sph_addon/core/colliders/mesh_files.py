@@ -16,6 +16,8 @@ and then is listed once per change.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import string
 from pathlib import Path
 from typing import Any
@@ -74,7 +76,11 @@ def is_deforming(p: dict[str, Any]) -> bool:
 def _frame_fields(text: str, where: str) -> set[str]:
     """Names of the ``{...}`` fields of a path pattern; InputError if it is not a valid pattern."""
     try:
-        names = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
+        names = {name for name, _, _ in fields}
+        # Only a zero-padded width: {frame:>99999999999d} would allocate a 100 GB string.
+        if any(conv or not re.fullmatch(r"(0?[1-9]?[0-9]d?)?", spec or "") for _, spec, conv in fields):
+            raise ValueError("only {frame}, {frame:04d} or {frame:04} are allowed")
         text.format(frame=1)
     except (ValueError, KeyError, IndexError, AttributeError) as exc:
         raise InputError(where, f"not a valid path pattern ({exc}); write the frame number as "
@@ -112,13 +118,28 @@ def resolve_mesh_path(base_dir: Path, text: str) -> Path:
     return Path(base_dir) / text
 
 
+def _absent(path: Path) -> bool:
+    """Whether ``path`` does not exist (an unusable path is left to :func:`check_file` to explain)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def check_file(path: Path, where: str) -> None:
     """Raise InputError at ``where`` unless ``path`` is a readable PLY or OBJ file."""
     if path.suffix.lower() not in MESH_SUFFIXES:
         raise InputError(where, f"{path.name}: unsupported mesh format {path.suffix!r} (use .ply or .obj)")
-    if not path.exists():
-        raise InputError(where, f"mesh file not found: {path}")
-    if not path.is_file():
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        raise InputError(where, f"mesh file not found: {path}") from None
+    except OSError as exc:  # a name too long, a loop of links, a folder that is a file
+        raise InputError(where, f"mesh file cannot be opened ({exc.strerror or exc}); check the path") from None
+    if not stat.S_ISREG(found.st_mode):
         raise InputError(where, f"not a file: {path}")
     if not os.access(path, os.R_OK):
         raise InputError(where, f"mesh file cannot be read (permission denied): {path}")
@@ -178,7 +199,7 @@ def check_mesh_files(p: dict[str, Any], item: dict[str, Any], where: str, base_d
             continue
         checked.add(text)
         path = resolve_mesh_path(base_dir, text)
-        if not path.exists() and path.suffix.lower() in MESH_SUFFIXES:
+        if _absent(path) and path.suffix.lower() in MESH_SUFFIXES:
             missing.append((suffix, path))
             continue
         check_file(path, where + suffix)

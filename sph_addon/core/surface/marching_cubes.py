@@ -446,6 +446,12 @@ def extract(x: np.ndarray, support: float, cube_size: float, iso: float, kind: i
     if not 0.0 <= min_radius < support:
         raise ValueError("min_radius must be in [0, support)")
     hc = support / cube_size
+    # In float before any cast: 1e30 m (a damaged cache) would wrap the int64 lattice indices below.
+    lo, hi = x.min(0) / cube_size, x.max(0) / cube_size
+    span = float(np.max(hi - lo)) + 2 * hc + 4
+    if not (np.abs(np.concatenate([lo, hi])).max() < 2.0**52 and span < MAX_POINTS_PER_AXIS):
+        raise ValueError(f"particles span {span:.3g} cubes along an axis (max {MAX_POINTS_PER_AXIS}); "
+                         "increase the cube size")
     # Lattice-aligned origin two points beyond the lowest support, so every
     # block index is >= 0 and the grid is the same for any particle subset.
     origin = np.floor(x.min(0) / cube_size - hc).astype(np.int64) - 2

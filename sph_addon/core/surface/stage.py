@@ -11,7 +11,6 @@ file; the others are meshed.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import multiprocessing
 import os
@@ -24,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache_lock import lock_cache
 from ..errors import InputError
+from ..jsonfile import read_json
 from ..plyio import PlyError, read_ply, write_ply
 from .settings import SurfaceSettings, surface_settings
 
@@ -85,7 +86,7 @@ def _stamp(settings_digest: str, source_digest: str) -> list[str]:
 
 def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions (N,3) float64, velocities (N,3) float64, material (N,) uint8 of a particle file."""
-    data = read_ply(path)
+    data = read_ply(path, exact=True)
     vert = data.vertices
     names = () if vert is None else vert.dtype.names
     if vert is None or not {"x", "y", "z"} <= set(names):
@@ -202,12 +203,9 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
     if jobs < 1:
         raise InputError("jobs", f"must be at least 1, got {jobs}")
     scene_file = cache_dir / "scene.json"
-    try:
-        scene = json.loads(scene_file.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(str(scene_file), "missing (the cache's scene file)") from exc
-    except (OSError, ValueError) as exc:
-        raise InputError(str(scene_file), f"cannot be read as JSON ({exc})") from exc
+    if not scene_file.exists():
+        raise InputError(str(scene_file), "missing (the cache's scene file)")
+    scene = read_json(scene_file, "cache's scene file")
     if not isinstance(scene, dict):
         raise InputError(str(scene_file), "expected a JSON object")
     settings = surface_settings(scene)
@@ -238,30 +236,32 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
         if progress is not None:
             progress(done, total, frame)
 
-    sdict = asdict(settings)
-    if jobs == 1 or total <= 1:
-        for frame in todo:
-            try:
-                _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
-                record(frame, status, sec, None)
-            except (OSError, ValueError) as exc:  # PlyError is a ValueError
-                record(frame, None, 0.0, exc)
-    else:
-        jobs = min(jobs, total)
-        threads = max(1, _cores() // jobs)
-        # spawn, not fork: numba's threading layer and an already-running
-        # parallel region do not survive fork (and Blender may host us).
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                                 initargs=(threads,)) as pool:
-            futures = {pool.submit(_run_frame, str(cache_dir), f, sdict, force): f for f in todo}
-            for fut in as_completed(futures):
-                frame = futures[fut]
+    # Shared: meshing processes run side by side (farm chunks), never beside a bake or a free.
+    with lock_cache(cache_dir, "mesh", shared=True):
+        sdict = asdict(settings)
+        if jobs == 1 or total <= 1:
+            for frame in todo:
                 try:
-                    _, status, sec = fut.result()
+                    _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
                     record(frame, status, sec, None)
-                except (OSError, ValueError) as exc:
+                except (OSError, ValueError) as exc:  # PlyError is a ValueError
                     record(frame, None, 0.0, exc)
+        else:
+            jobs = min(jobs, total)
+            threads = max(1, _cores() // jobs)
+            # spawn, not fork: numba's threading layer and an already-running
+            # parallel region do not survive fork (and Blender may host us).
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                     initargs=(threads,)) as pool:
+                futures = {pool.submit(_run_frame, str(cache_dir), f, sdict, force): f for f in todo}
+                for fut in as_completed(futures):
+                    frame = futures[fut]
+                    try:
+                        _, status, sec = fut.result()
+                        record(frame, status, sec, None)
+                    except (OSError, ValueError) as exc:
+                        record(frame, None, 0.0, exc)
     report["meshed"].sort()
     report["skipped"].sort()
     report["failed"] = dict(sorted(report["failed"].items()))

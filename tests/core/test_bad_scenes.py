@@ -1,0 +1,160 @@
+"""Malformed scene files and referenced meshes (issue 12): exit 2, one sentence naming the field, no
+traceback, nothing written; ``validate`` refuses everything ``bake`` would refuse before simulating.
+
+Run in-process (``conftest.run_main``): no case here reaches the simulation.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import REPO, run_main, scene_dict
+
+from sph_addon.core.plyio import read_ply
+
+MESHES = REPO / "tests" / "data" / "meshes"
+_PLY_HEAD = b"ply\nformat ascii 1.0\n"
+_TRIANGLE = b"property float x\nproperty float y\nproperty float z\n"
+
+
+def _mesh_collider(path: str, **extra) -> dict:
+    return scene_dict(colliders=[{"type": "mesh", "path": path, **extra}])
+
+
+def _with_source(**fields) -> dict:
+    return scene_dict(sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.4, 0.4, 0.3],
+                                **fields}])
+
+
+def _sphere(**fields) -> dict:
+    return scene_dict(sources=[{"type": "sphere", "material": "water", "center": [0.2, 0.2, 0.2], "radius": 0.1,
+                                **fields}])
+
+
+_deep_list = "[" * 5000 + "]" * 5000
+_deep_object = '{"a":' * 3000 + "1" + "}" * 3000
+_long_number = json.dumps(scene_dict()).replace('"particle_spacing": 0.05', '"particle_spacing": ' + "9" * 5000)
+
+# (id, scene file content (bytes, str or dict), extra files {name: bytes}, what the message must contain)
+CASES = [
+    ("nested-lists", _deep_list, {}, "more than 64 levels deep"),
+    ("nested-objects", _deep_object, {}, "more than 64 levels deep"),
+    ("not-utf8", b'{"format": "sph_addon.scene/2", "name": "\xff\xfe"}', {}, "not UTF-8"),
+    ("nan-literal", json.dumps(scene_dict()).replace("0.05", "NaN"), {},
+     "particle_spacing: must be a finite number, got nan"),
+    ("5000-digit-number", _long_number, {}, "particle_spacing: must be a finite number"),
+    ("radius-1e308", _sphere(radius=1e308), {}, "sources[0].radius: must be between"),
+    ("centre-1e308", _sphere(center=[1e308, 0, 0]), {}, "sources[0].center[0]: must be between"),
+    ("rate-1e308", scene_dict(sources=[{"type": "inflow", "material": "water", "rate": 1e308}]), {},
+     "sources[0].rate: must be between"),
+    ("velocity-1e300", _with_source(velocity=[1e300, 0, 0]), {}, "sources[0].velocity[0]: must be between"),
+    ("velocity-over-max-speed", _with_source(velocity=[0, 0, -500]), {},
+     "sources[0].velocity: 500 m/s is above simulation.max_speed"),
+    ("source-type-list", _with_source(type=["box"]), {}, "sources[0].type: unknown source type ['box']"),
+    ("collider-type-list", scene_dict(colliders=[{"type": ["box"]}]), {}, "colliders[0].type: unknown collider"),
+    ("model-list", scene_dict(materials=[{"name": "water", "model": ["x"]}]), {}, "materials[0].model: unknown"),
+    ("preset-object", scene_dict(materials=[{"name": "water", "preset": {"a": 1}}]), {},
+     "materials[0].preset: unknown preset"),
+    ("path-5000-chars", _mesh_collider("a" * 5000 + ".ply"), {}, "colliders[0].path: mesh file cannot be opened"),
+    ("path-pattern-width", _mesh_collider("m_{frame:>99999999999d}.ply", deforming=True), {},
+     "colliders[0].path: not a valid path pattern"),
+    ("fps-0.001", scene_dict(fps=0.001), {}, "simulation.max_substeps: a frame lasts 1e+03 s"),
+    ("fixed-substeps-too-few", scene_dict(fps=1, simulation={"substeps": 2}), {}, "simulation.substeps"),
+    ("work-over-limit", scene_dict(frame_end=1000000, particle_spacing=0.01,
+                                   sources=[{"type": "box", "material": "water", "min": [0, 0, 0],
+                                             "max": [1, 1, 1]}], colliders=[]), {},
+     "frame_end: about 1,000,000 particles x 64 substeps x 999,999 frames"),
+    ("ply-count-not-a-number", _mesh_collider("m.ply"),
+     {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"},
+     "colliders[0].path: ", ),
+    ("ply-count-missing", _mesh_collider("m.ply"),
+     {"m.ply": _PLY_HEAD + b"element vertex\n" + _TRIANGLE + b"end_header\n"}, "bad element line"),
+    ("ply-empty", _mesh_collider("m.ply"), {"m.ply": b""}, "the file is empty"),
+    ("ply-count-10e12", _mesh_collider("m.ply"),
+     {"m.ply": b"ply\nformat binary_little_endian 1.0\nelement vertex 1000000000000\n" + _TRIANGLE
+      + b"end_header\n"}, "claims 1000000000000 records"),
+    ("ply-nan-vertex", _mesh_collider("m.ply"),
+     {"m.ply": _PLY_HEAD + b"element vertex 3\n" + _TRIANGLE + b"element face 1\n"
+      b"property list uchar int vertex_indices\nend_header\nnan 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"}, "NaN"),
+    ("ply-source-count-not-a-number", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
+     {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"}, "sources[0].path: "),
+    ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
+     {**{f"m_{f:04d}.ply": (MESHES / "plane_quad.ply").read_bytes() for f in (1, 3)}, "m_0002.ply": b"ply\n"},
+     "colliders[0].path: "),
+    ("grid-over-memory-budget", scene_dict(simulation={"memory_budget_mb": 2},
+                                           colliders=[{"type": "mesh", "path": "big.ply", "mode": "shell",
+                                                       "cell_size": 0.001, "thickness": 0.001}]),
+     {"big.ply": (MESHES / "plane_quad.ply").read_bytes()}, "colliders[0].cell_size: "),
+]
+
+
+def _write_case(tmp_path, content, files) -> tuple:
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    scene = tmp_path / "scene.json"
+    if isinstance(content, dict):
+        content = json.dumps(content)
+    scene.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return scene
+
+
+@pytest.mark.parametrize("content,files,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_validate_and_bake_refuse_with_one_sentence(tmp_path, content, files, expected):
+    scene = _write_case(tmp_path, content, files)
+    before = sorted(tmp_path.iterdir())
+    out = tmp_path / "out"
+    for args in (("validate", scene), ("bake", scene, "--out", out, "--quiet")):
+        code, stdout, stderr = run_main(*args)
+        assert code == 2, (args[0], stdout, stderr)
+        assert expected in stderr, stderr
+        assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("error: "), stderr
+        assert len(stderr) < 600, "one sentence, not a dump of the input"
+    assert sorted(tmp_path.iterdir()) == before, "nothing may be written for bad input"
+
+
+def test_frames_with_negative_numbers_are_one_sentence(tmp_path, write_scene):
+    scene = write_scene(scene_dict())
+    code, _, err = run_main("bake", scene, "--out", tmp_path / "out", "--frames", "-3--5")
+    assert code == 2 and err.strip() == "error: --frames: the last frame -5 is before the first -3", err
+    code, _, err = run_main("bake", scene, "--out", tmp_path / "out", "--frames")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--help" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_negative_frame_range_is_understood(tmp_path, write_scene):
+    """``--frames -5--3`` is frames -5 to -3 (Blender frames may be negative), not an unknown option."""
+    from sph_addon.cli import _attach_dashed_values, build_parser
+
+    args = build_parser().parse_args(_attach_dashed_values(["bake", "s.json", "--out", "o", "--frames", "-5--3"]))
+    assert args.frames == "-5--3"
+
+
+def test_validate_reports_the_estimate(write_scene):
+    code, out, _ = run_main("validate", write_scene(scene_dict()))
+    assert code == 0
+    assert "valid; about 384 particles" in out and "substeps per frame" in out and "particle-steps" in out
+
+
+def test_validate_reads_a_valid_mesh_collider_and_sizes_its_grid(tmp_path, write_scene):
+    (tmp_path / "quad.ply").write_bytes((MESHES / "plane_quad.ply").read_bytes())
+    code, out, err = run_main("validate", write_scene(_mesh_collider("quad.ply", mode="shell")))
+    assert code == 0, err
+    assert "for 1 distance grids" in out
+
+
+def test_ply_face_element_with_an_extra_property_is_read(tmp_path):
+    """A face element carrying flags beside its indices (what some exporters write) is read, not refused."""
+    path = tmp_path / "flags.ply"
+    path.write_bytes(b"ply\nformat binary_little_endian 1.0\nelement vertex 4\n" + _TRIANGLE
+                     + b"element face 2\nproperty list uchar int vertex_indices\nproperty uchar flags\nend_header\n"
+                     + np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], "<f4").tobytes()
+                     + b"\x03" + np.array([0, 1, 2], "<i4").tobytes() + b"\x07"
+                     + b"\x03" + np.array([0, 2, 3], "<i4").tobytes() + b"\x09")
+    assert read_ply(path).faces.tolist() == [[0, 1, 2], [0, 2, 3]]
+    # Mixed polygon sizes with a property after the list: walked record by record.
+    path.write_bytes(b"ply\nformat binary_little_endian 1.0\nelement vertex 4\n" + _TRIANGLE
+                     + b"element face 2\nproperty list uchar int vertex_indices\nproperty uchar flags\nend_header\n"
+                     + np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], "<f4").tobytes()
+                     + b"\x04" + np.array([0, 1, 2, 3], "<i4").tobytes() + b"\x07"
+                     + b"\x03" + np.array([0, 2, 3], "<i4").tobytes() + b"\x09")
+    assert read_ply(path).faces.tolist() == [[0, 1, 2], [0, 2, 3], [0, 2, 3]]

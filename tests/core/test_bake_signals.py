@@ -1,0 +1,87 @@
+"""Signals during a bake (issue 12): every SIGINT/SIGTERM ends with exit 130 and a resumable cache, however
+many arrive; a bake stopped before its first frame says so and a plain re-run starts it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import REPO, scene_dict, wait_until
+
+
+def _goo_scene(frame_end: int) -> dict:
+    return scene_dict(frame_end=frame_end, particle_spacing=0.03, materials=[{"name": "goo", "preset": "mud"}],
+                      sources=[{"type": "box", "material": "goo", "min": [0, 0, 0.1], "max": [0.3, 0.3, 0.4]}],
+                      colliders=[{"type": "box_container", "size": [0.6, 0.6, 1.0], "position": [0.15, 0.15, 0.5]}])
+
+
+def _start(scene, out, *extra) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet",
+                             *extra], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _frames_done(out) -> int:
+    try:
+        return len(json.loads((out / "manifest.json").read_text())["frames_done"])
+    except (OSError, ValueError):
+        return 0
+
+
+def _run(scene, out, *extra) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet",
+                           *extra], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("signals", [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM, signal.SIGINT, signal.SIGTERM,
+                                                                      signal.SIGINT)])
+def test_repeated_signals_mid_bake_end_130_resumable(tmp_path, write_scene, signals):
+    scene = write_scene(_goo_scene(12))
+    out = tmp_path / "c"
+    proc = _start(scene, out)
+    wait_until(lambda: _frames_done(out) >= 3, proc)
+    for s in signals:
+        proc.send_signal(s)
+        time.sleep(0.02)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "--resume" in err, err
+    r = _run(scene, out, "--resume")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "manifest.json").read_text())["frames_done"] == list(range(1, 13))
+
+
+def test_interrupted_before_the_first_frame_says_so_and_restarts_without_force(tmp_path, write_scene):
+    scene = write_scene(_goo_scene(3))
+    out = tmp_path / "c"
+    proc = _start(scene, out)
+    # The lock file appears when the bake starts, before the simulation is set up and anything written.
+    wait_until(lambda: (out / ".sph_lock").exists(), proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "before the first frame" in err and "Traceback" not in err, err
+    assert _frames_done(out) == 0
+    r = _run(scene, out)
+    assert r.returncode == 0, r.stderr
+    assert _frames_done(out) == 3
+
+
+def test_a_bake_stopped_before_its_first_frame_also_restarts_with_resume(tmp_path, write_scene):
+    """A cache whose manifest lists no frame (a signal or a full disk before frame 1): --resume starts over."""
+    from sph_addon.core.cache import CacheDir
+
+    scene = write_scene(_goo_scene(2))
+    out = tmp_path / "c"
+    cache = CacheDir(out)
+    out.mkdir()
+    (out / "scene.json").write_text(json.dumps(dict(json.loads(scene.read_text()), frame_start=1, frame_end=2)))
+    cache.write_manifest(cache.new_manifest("test", 1, 2))
+    r = _run(scene, out, "--resume")
+    assert r.returncode == 0, r.stderr
+    assert _frames_done(out) == 2
