@@ -39,6 +39,21 @@ from numba import njit, prange
 from .. import config
 
 
+@njit(**config.NJIT)
+def _pair(x, eta, i, j, inv_h):
+    """(η_ij φ_ij, r̂_ij) of a pair; a weight of 0 where the pair adds nothing (beyond h, coincident,
+    or neither particle viscous)."""
+    w = 0.5 * (eta[i] + eta[j])
+    ex = x[j, 0] - x[i, 0]
+    ey = x[j, 1] - x[i, 1]
+    ez = x[j, 2] - x[i, 2]
+    r = math.sqrt(ex * ex + ey * ey + ez * ez)
+    a = 1.0 - r * inv_h
+    if w == 0.0 or a <= 0.0 or r == 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    return w * a, ex / r, ey / r, ez / r
+
+
 @njit(**config.NJIT_PARALLEL)
 def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, out):
     """out = A vin = ρ_i vin_i + coeff Σ_j η_ij φ_ij ((vin_i - vin_j)·r̂) r̂ + coeff η_i B_i vin_i.
@@ -59,21 +74,11 @@ def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, out):
         az = 0.0
         for kk in range(count[i]):
             j = nbr[i, kk]
-            w = 0.5 * (eta[i] + eta[j])
-            if w == 0.0:
+            wa, ex, ey, ez = _pair(x, eta, i, j, coeff[1])
+            if wa == 0.0:
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            a = 1.0 - r * coeff[1]
-            if a <= 0.0 or r == 0.0:
-                continue
-            ex /= r
-            ey /= r
-            ez /= r
             u = (vin[i, 0] - vin[j, 0]) * ex + (vin[i, 1] - vin[j, 1]) * ey + (vin[i, 2] - vin[j, 2]) * ez
-            f = w * a * u
+            f = wa * u
             ax += f * ex
             ay += f * ey
             az += f * ez
@@ -95,18 +100,9 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, inv):
     for i in prange(n):
         m = np.zeros((3, 3))
         for kk in range(count[i]):
-            j = nbr[i, kk]
-            w = 0.5 * (eta[i] + eta[j])
-            if w == 0.0:
+            wa, ex, ey, ez = _pair(x, eta, i, nbr[i, kk], coeff[1])
+            if wa == 0.0:
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            a = 1.0 - r * coeff[1]
-            if a <= 0.0 or r == 0.0:
-                continue
-            wa = w * a / (r * r)
             m[0, 0] += wa * ex * ex
             m[1, 1] += wa * ey * ey
             m[2, 2] += wa * ez * ez
