@@ -135,6 +135,38 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, inv):
         inv[i, 1, 2] = inv[i, 2, 1] = a12 * inv_det
 
 
+@njit(**config.NJIT_PARALLEL)
+def strain_rates(x, v, nbr, count, inv_h, gradient_k, out):
+    """out[i] = |γ̇| = sqrt(2 D:D), D the symmetric part of the velocity gradient at particle i, 1/s.
+
+    ∂v_a/∂x_b ≈ G Σ_j (1-q) (v_j - v_i)_a r̂_b, G = 3 / Σ_o (1-q)|o| over the lattice
+    (``liquid_units.gradient_lattice_constant``), exact for a linear field on the lattice.
+    """
+    n = x.shape[0]
+    for i in prange(n):
+        g = np.zeros((3, 3))
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            a = 1.0 - r * inv_h
+            if a <= 0.0 or r == 0.0:
+                continue
+            e = (ex / r, ey / r, ez / r)
+            for c in range(3):
+                dv = a * (v[j, c] - v[i, c])
+                for d in range(3):
+                    g[c, d] += dv * e[d]
+        s2 = 0.0
+        for c in range(3):
+            for d in range(3):
+                sym = 0.5 * (g[c, d] + g[d, c])
+                s2 += sym * sym
+        out[i] = gradient_k * math.sqrt(2.0 * s2)
+
+
 @njit(**config.NJIT)
 def _dot(a, b):
     """Σ a·b over (n,3) arrays, summed in particle order (deterministic at any thread count)."""

@@ -132,6 +132,13 @@ def viscosity_lattice_constant(spacing: float, h: float) -> float:
     return float(30.0 / np.sum((1.0 - r / h) * r**2))
 
 
+def gradient_lattice_constant(spacing: float, h: float) -> float:
+    """G (1/m) of the velocity gradient Σ_j (1-q)(v_j - v_i) r̂ᵀ: 3 / Σ_o (1-q)|o| over the lattice,
+    whose second moments are isotropic, so a linear field's gradient is exact on it."""
+    r = np.linalg.norm(_offsets(spacing, h), axis=1)
+    return float(3.0 / np.sum((1.0 - r / h) * r))
+
+
 def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.ndarray:
     """(n,6) B_i = Σ_w s_w f_w φ_w r̂ r̂ᵀ as (xx, yy, zz, xy, xz, yz): the no-slip term of the colliders.
 

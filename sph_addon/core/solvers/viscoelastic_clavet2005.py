@@ -64,6 +64,9 @@ VISCOSITY_MAX_ITERATIONS = 500
 # wave they carry (k = π/s) would lose less than this share of its amplitude per substep (ν Δt k²).
 # Water (1e-6 m²/s) at 5 cm and Δt = 6 ms: 2.4e-5, skipped; it is solved from ~1 cm down.
 VISCOSITY_RESOLVED = 1e-4
+# Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
+# regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
+YIELD_STRAIN_RATE = 0.01
 
 NAME = "viscoelastic"
 
@@ -87,6 +90,10 @@ PARAMETERS: tuple[Parameter, ...] = (
               description="ν, kinematic viscosity (dynamic viscosity / density): water 1e-6, olive oil 1e-4, "
                           "honey 2e-3 to 1e-2, molasses ~5e-3, chocolate ~1e-2, lava 1 to 100. Solved "
                           "implicitly: any value is stable."),
+    Parameter("yield_stress", 0.0, "Pa", 0.0, 1e6, label="Yield Stress",
+              description="τ_y, Bingham yield stress: below it the material holds its shape, above it it "
+                          "flows with its viscosity (mayonnaise ~100, toothpaste ~200, wet mud 50-500, "
+                          "ketchup ~30 Pa)."),
     Parameter("stiff_viscosity", 0.0, "1/m", 0.0, 1e5, label="Stiff Viscosity",
               description="β, quadratic viscosity impulse (Clavet Algorithm 4): keeps fast particles "
                           "from passing through each other (a numerical aid, not a material property)."),
@@ -167,6 +174,9 @@ class ViscoelasticModel(MaterialModel):
         # particle alike (M = I, η = ν): viscous momentum between materials of different densities
         # is exchanged as between equal masses, like every other pair term, until particles carry a mass.
         self.nu = self.per_material("kinematic_viscosity")
+        # Bingham yield stress as a viscosity τ_y / (ρ |γ̇|), regularised (Papanastasiou 1987).
+        self.yield_nu = self.per_material("yield_stress") / self.density
+        self.gradient_k = units.gradient_lattice_constant(s, h)
         self.viscosity_k = units.viscosity_lattice_constant(s, h)
         self.k_spring = self.per_material("spring_stiffness")
         self.alpha = self.per_material("plasticity")
@@ -256,11 +266,29 @@ class ViscoelasticModel(MaterialModel):
             surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
                                      ctx.spacing, ctx.h, ctx.dt)
         nu = float(np.max(self.nu))
-        if nu * ctx.dt * (math.pi / ctx.spacing) ** 2 >= VISCOSITY_RESOLVED:
+        if np.any(self.yield_nu > 0) or nu * ctx.dt * (math.pi / ctx.spacing) ** 2 >= VISCOSITY_RESOLVED:
             self._viscosity(ctx)
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
                                       ctx.bucket_start, ctx.colour, ctx.n_colours)
+
+    def _yield_viscosity(self, ctx: StepContext) -> np.ndarray:
+        """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|.
+
+        Papanastasiou's regularisation of τ_y/|γ̇|: smooth, and (τ_y/ρ)/ε where the material
+        does not flow, so unyielded regions move as near-rigid bodies under the implicit solve
+        (ε = ``YIELD_STRAIN_RATE``: a heap below its yield stress creeps at about ε times the
+        ratio of its stress to τ_y). |γ̇| is taken from v* (Picard: one linearisation per substep).
+        """
+        from . import implicit_viscosity_kernels as ivk
+
+        rate = np.empty(ctx.n)
+        ivk.strain_rates(ctx.x, ctx.v, ctx.nbr, ctx.count, 1.0 / ctx.h, self.gradient_k, rate)
+        tau = self.yield_nu[ctx.material]
+        eps = YIELD_STRAIN_RATE
+        with np.errstate(invalid="ignore", divide="ignore"):
+            added = np.where(rate > 1e-6 * eps, -np.expm1(-rate / eps) / rate, 1.0 / eps)
+        return tau * added
 
     def _viscosity(self, ctx: StepContext) -> None:
         """Backward Euler on the viscous term, v - v* = Δt ν ∇²v (Weiler et al. 2018), by CG.
@@ -276,6 +304,8 @@ class ViscoelasticModel(MaterialModel):
         n = ctx.n
         rho = np.ones(n)
         eta = self.nu[ctx.material]
+        if np.any(self.yield_nu > 0):
+            eta = eta + self._yield_viscosity(ctx)
         static = ctx.walls.static() if ctx.walls is not None else None
         wall_b = units.wall_viscosity_blocks(ctx.x, static, ctx.spacing, ctx.h)
         rhs = ctx.v * rho[:, None]
