@@ -152,10 +152,12 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import replay
+    from . import migrate, replay
 
-    particle_radius = 0.5 * export.spacing(domain)
-    replay.ensure_replay(domain, domain.sph.domain.cache_directory, particle_radius)
+    # A Domain appended from an older file may have missed the load handler.
+    migrate.upgrade_render_particles(domain)
+    d = domain.sph.domain
+    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles)
     replay.refresh(domain)
 
 

@@ -105,8 +105,8 @@ def _object_name(domain_ob: bpy.types.Object, kind: str) -> str:
 
 # ---------------------------------------------------------------------------- public API
 
-def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
-                  particle_radius: float) -> tuple[bpy.types.Object, bpy.types.Object]:
+def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: float,
+                  render_particles: bool = False) -> tuple[bpy.types.Object, bpy.types.Object]:
     """Create or update the domain's replay objects; return (particles, surface).
 
     Idempotent: existing objects, their node groups and materials are reused, and inputs
@@ -118,6 +118,7 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
     cache_dir : Blender path of the cache directory, ``//``-relative by default
         (``"//sph_cache"``), resolved against the saved .blend when frames are read.
     particle_radius : default point radius (m) of the particles' "Radius" input.
+    render_particles : whether renders show the particles (the Domain's *Render Particles*).
     """
     mode = MODE_IMPORT if native_import_available() else MODE_HANDLER
     collection = domain_ob.users_collection[0] if domain_ob.users_collection else bpy.context.scene.collection
@@ -127,12 +128,23 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
             ob = _new_object(domain_ob, kind, collection)
         _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius, _domain_material(domain_ob))
         result.append(ob)
+    show_particles_in_render(result[0], render_particles)
     if mode == MODE_HANDLER:
         for scene in domain_ob.users_scene or (bpy.context.scene,):
             # Handlers and the viewport run on different threads during UI renders (BLENDER_NOTES.md 7).
             scene.render.use_lock_interface = True
         _load_current_frame(result)
     return result[0], result[1]
+
+
+def show_particles_in_render(particles: bpy.types.Object | None, render: bool) -> None:
+    """Particles always show in the viewport but render only on request.
+
+    Rendered beside the surface, spheres of half the spacing bead every edge of the liquid
+    ("a string of pearls"): the surface is what a render wants by default.
+    """
+    if particles is not None and particles.hide_render == render:
+        particles.hide_render = not render
 
 
 def refresh(domain_ob: bpy.types.Object) -> None:

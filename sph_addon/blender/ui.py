@@ -94,6 +94,7 @@ def _draw_bake(layout, context, ob):
     col = box.column()
     col.use_property_split = True
     col.prop(ob.sph.domain, "cache_directory")
+    col.prop(ob.sph.domain, "render_particles")
     job = jobs.current
     if job is not None and job.task.domain_name == ob.name and job.outcome is None:
         status = job.status

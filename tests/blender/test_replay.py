@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import subprocess
+import types
 from pathlib import Path
 
 import bpy
@@ -195,6 +196,47 @@ def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
     assert not any(ng.get("sph_replay_group") for ng in bpy.data.node_groups)
 
 
+def test_particles_show_in_viewport_and_render_on_request(ext, scene_file):
+    """Render Particles (off by default) drives the particle object's render visibility, never the viewport's."""
+    replay = ext.sub("replay")
+    domain = _domain()
+    d = domain.sph.domain
+    assert d.render_particles is False
+    particles, surface = replay.ensure_replay(domain, "//sph_cache", SPACING / 2, d.render_particles)
+    assert particles.hide_render and not surface.hide_render
+    assert particles.visible_get() and not particles.hide_viewport
+    d.render_particles = True
+    assert not particles.hide_render
+    replay.ensure_replay(domain, "//sph_cache", SPACING / 2, d.render_particles)
+    assert not particles.hide_render, "a re-bake keeps the artist's choice"
+    d.render_particles = False
+    assert particles.hide_render and particles.visible_get()
+
+
+@pytest.mark.parametrize("hidden_by_hand", [False, True])
+def test_file_from_before_render_particles_keeps_its_render(ext, scene_file, hidden_by_hand):
+    """A Domain saved before the setting existed stores no value for it, and its particle object rendered
+    unless the artist hid it: opened (load handler) and re-baked (finish), the file renders as it did."""
+    replay, baking = ext.sub("replay"), ext.sub("baking")
+    domain = _domain()
+    domain.sph.role = 'DOMAIN'
+    particles, _ = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
+    particles.hide_render = hidden_by_hand   # the old add-on left it rendered; the artist may have hidden it
+    domain.sph.domain.pop("render_particles", None)
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(scene_file))
+    domain = bpy.data.objects["Domain"]
+    assert "render_particles" in domain.sph.domain, "the load handler stored the old file's behaviour"
+    assert domain.sph.domain.render_particles is not hidden_by_hand
+    # Appended or opened without the handler: the bake's finish upgrades it the same way.
+    domain.sph.domain.pop("render_particles")
+    domain.sph.domain.particle_spacing = SPACING
+    baking.finish(bpy.context.scene, types.SimpleNamespace(domain_name="Domain"))
+    particles, _ = replay.find_replay(domain)
+    assert particles.hide_render is hidden_by_hand
+    assert domain.sph.domain.render_particles is not hidden_by_hand
+
+
 def test_refresh_shows_rewritten_files(ext, replay, cache_root, tmp_path):
     """Same frame, new file: refresh() makes Blender look again (Import PLY compares whole-second mtimes)."""
     shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
@@ -314,11 +356,12 @@ def _inside_outside(diff: np.ndarray, scene, frame: int) -> tuple[float, float]:
 def _render_pair(scene, tmp: Path, frame: int, names) -> tuple[np.ndarray, np.ndarray]:
     scene.frame_set(frame)
     shown = render(scene, tmp / "shown.png")
+    was = {name: bpy.data.objects[name].hide_render for name in names}
     for name in names:
         bpy.data.objects[name].hide_render = True
     hidden = render(scene, tmp / "hidden.png")
-    for name in names:
-        bpy.data.objects[name].hide_render = False
+    for name, value in was.items():
+        bpy.data.objects[name].hide_render = value
     return shown, hidden
 
 
