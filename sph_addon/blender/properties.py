@@ -333,7 +333,8 @@ def _make_groups() -> list[type]:
                                                      "always show in the viewport; rendered, they bead every "
                                                      "edge of the surface)"),
         "surface_enabled": BoolProperty(name="Surface", default=True,
-                                        description="Mesh a surface from the particles (Bake Mesh)"),
+                                        description="Bake also meshes the surface of the baked frames "
+                                                    "(Bake Data only simulates; Bake Mesh meshes at any time)"),
     }
     SPHSurfaceSettings = type("SPHSurfaceSettings", (bpy.types.PropertyGroup,),
                               {"__annotations__": _annotations(SURFACE_PARAMETERS),
