@@ -47,14 +47,10 @@ from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
 from ..core.plyio import PlyError, read_ply
+from .replay_nodes import KINDS, MODE_HANDLER, MODE_IMPORT, PARTICLES, SURFACE, TAG_GROUP, ensure_group
 
 log = logging.getLogger(__name__)
 
-PARTICLES = "particles"
-SURFACE = "surface"
-KINDS = (PARTICLES, SURFACE)
-MODE_IMPORT = "import_ply"
-MODE_HANDLER = "handler"
 
 # ID custom properties on the replay objects (what find_replay and the handlers look for).
 TAG_KIND = "sph_replay"              # "particles" | "surface"
@@ -63,11 +59,9 @@ TAG_CACHE = "sph_cache_dir"          # Blender path of the cache ("//sph_cache")
 TAG_MODE = "sph_replay_mode"         # MODE_IMPORT | MODE_HANDLER
 TAG_RADIUS = "sph_particle_radius"   # the radius ensure_replay last set (to tell user edits apart)
 _TAG_LOADED = "sph_replay_loaded"    # on a handler-mode mesh: the file (path, mtime, size) it holds
-_TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
 _TAG_MATERIAL = "sph_replay_material"  # on the default material we create
 
 MODIFIER_NAME = "SPH Replay"
-_GROUP_VERSION = 1
 _DEFAULT_MATERIAL = "SPH Liquid"
 _LIQUID_RGBA = (0.30, 0.58, 0.95, 1.0)
 _OBJECT_SUFFIX = {PARTICLES: "Particles", SURFACE: "Surface"}
@@ -175,7 +169,7 @@ def remove_replay(domain_ob: bpy.types.Object) -> None:
         if isinstance(data, bpy.types.Mesh) and data.users == 0:
             bpy.data.meshes.remove(data)
         for ng in groups:
-            if ng.get(_TAG_GROUP) and ng.users == 0:
+            if ng.get(TAG_GROUP) and ng.users == 0:
                 bpy.data.node_groups.remove(ng)
         for mat in materials:
             if isinstance(mat, bpy.types.Material) and mat.get(_TAG_MATERIAL) and mat.users == 0:
@@ -206,13 +200,13 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
     ob[TAG_CACHE] = cache_dir
     ob[TAG_MODE] = mode
     mod = _replay_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
-    group = _ensure_group(kind, mode)
+    group = ensure_group(kind, mode)
     if mod.node_group is not group:
         # A new group means new socket identifiers: carry the user's values over by name.
         kept = {name: _get_input(ob, name) for name in ("Radius", "Material")}
         old = mod.node_group
         mod.node_group = group
-        if old is not None and old.get(_TAG_GROUP) and old.users == 0:
+        if old is not None and old.get(TAG_GROUP) and old.users == 0:
             bpy.data.node_groups.remove(old)
         for name, value in kept.items():
             if value is not None and _socket_identifier(group, name):
@@ -237,7 +231,7 @@ def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
     if mod is not None and mod.type == 'NODES':
         return mod
     return next((m for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None
-                 and m.node_group.get(_TAG_GROUP)), None)
+                 and m.node_group.get(TAG_GROUP)), None)
 
 
 def _set_input(ob: bpy.types.Object, name: str, value) -> None:
@@ -309,113 +303,6 @@ def _frame_file(ob: bpy.types.Object, frame: int) -> Path | None:
         return None
     cache = CacheDir(bpy.path.abspath(cache_dir, library=ob.library))
     return cache.particles_path(frame) if ob.get(TAG_KIND) == PARTICLES else cache.surface_path(frame)
-
-
-# ---------------------------------------------------------------------------- node groups
-
-def _ensure_group(kind: str, mode: str) -> bpy.types.NodeTree:
-    """The shared node group of one kind and mode (per-object settings are modifier inputs)."""
-    key = f"{kind}/{mode}/{_GROUP_VERSION}"
-    for ng in bpy.data.node_groups:
-        if ng.get(_TAG_GROUP) == key and ng.library is None:
-            return ng
-    return _build_group(kind, mode, key)
-
-
-def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
-    """Build the node group: a geometry source, velocity, shading or points, material.
-
-    Import mode reads the file here (BLENDER_NOTES.md section 7: Format String, not Join
-    Strings, whose multi-input links concatenate in reverse creation order); handler mode
-    takes the mesh the frame handler wrote, which already carries ``velocity``.
-    """
-    label = "Particles" if kind == PARTICLES else "Surface"
-    ng = bpy.data.node_groups.new(f"SPH Replay {label}" + (" (Handler)" if mode == MODE_HANDLER else ""),
-                                  "GeometryNodeTree")
-    ng[_TAG_GROUP] = key
-    iface = ng.interface
-    if mode == MODE_HANDLER:
-        iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    else:
-        path = iface.new_socket("Path", in_out="INPUT", socket_type="NodeSocketString")
-        path.description = "PLY file of each frame: Format String pattern, {frame:04} = frame, // = beside the .blend"
-    if kind == PARTICLES:
-        radius = iface.new_socket("Radius", in_out="INPUT", socket_type="NodeSocketFloat")
-        radius.subtype = 'DISTANCE'
-        radius.min_value, radius.default_value = 0.0, 0.01
-        radius.description = "Radius of the rendered particle spheres"
-    mat = iface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
-    mat.description = "Material of the replay (object material slots do not reach generated geometry)"
-    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-
-    nodes, links = ng.nodes, ng.links
-    group_in = nodes.new("NodeGroupInput")
-    group_in.location = (-900, 0)
-    if mode == MODE_IMPORT:
-        geometry = _import_velocity_chain(ng, group_in)
-    else:
-        geometry = group_in.outputs["Geometry"]
-    x = 0
-    if kind == PARTICLES:
-        to_points = nodes.new("GeometryNodeMeshToPoints")
-        to_points.location = (x, 0)
-        links.new(geometry, to_points.inputs["Mesh"])
-        links.new(group_in.outputs["Radius"], to_points.inputs["Radius"])
-        geometry = to_points.outputs["Points"]
-    else:
-        # Files written without normals import flat-shaded; a meshed liquid should look smooth.
-        smooth = nodes.new("GeometryNodeSetShadeSmooth")
-        smooth.location = (x, 0)
-        links.new(geometry, smooth.inputs["Geometry"])
-        geometry = smooth.outputs["Geometry"]
-    set_mat = nodes.new("GeometryNodeSetMaterial")
-    set_mat.location = (x + 200, 0)
-    links.new(geometry, set_mat.inputs["Geometry"])
-    links.new(group_in.outputs["Material"], set_mat.inputs["Material"])
-    group_out = nodes.new("NodeGroupOutput")
-    group_out.location = (x + 400, 0)
-    links.new(set_mat.outputs["Geometry"], group_out.inputs["Geometry"])
-    return ng
-
-
-def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
-    """Scene Time -> Float to Int -> Format String -> Import PLY -> store ``velocity`` from ``vx vy vz``.
-
-    Float to Int rounds (its default), so the sub-frames Cycles evaluates for motion blur
-    read the nearest frame's file; extra PLY vertex properties arrive as FLOAT point
-    attributes named like the properties (verified 4.5.4, 5.0.1).
-    """
-    nodes, links = ng.nodes, ng.links
-    time = nodes.new("GeometryNodeInputSceneTime")
-    time.location = (-900, 200)
-    to_int = nodes.new("FunctionNodeFloatToInt")
-    to_int.location = (-700, 200)
-    fmt = nodes.new("FunctionNodeFormatString")
-    fmt.location = (-500, 200)
-    fmt.format_items.new('INT', "frame")
-    importer = nodes.new("GeometryNodeImportPLY")
-    importer.location = (-300, 200)
-    links.new(time.outputs["Frame"], to_int.inputs[0])
-    links.new(to_int.outputs[0], fmt.inputs["frame"])
-    links.new(group_in.outputs["Path"], fmt.inputs["Format"])
-    links.new(fmt.outputs[0], importer.inputs["Path"])
-
-    combine = nodes.new("ShaderNodeCombineXYZ")
-    combine.location = (-300, -150)
-    for i, axis in enumerate("xyz"):
-        named = nodes.new("GeometryNodeInputNamedAttribute")
-        named.data_type = 'FLOAT'
-        named.inputs["Name"].default_value = "v" + axis
-        named.location = (-500, -100 - 120 * i)
-        links.new(named.outputs["Attribute"], combine.inputs[i])
-    store = nodes.new("GeometryNodeStoreNamedAttribute")
-    store.location = (-150, 0)
-    store.data_type = 'FLOAT_VECTOR'
-    store.domain = 'POINT'
-    store.inputs["Name"].default_value = "velocity"
-    links.new(importer.outputs[0], store.inputs["Geometry"])
-    links.new(combine.outputs[0], store.inputs["Value"])
-    return store.outputs["Geometry"]
 
 
 # ---------------------------------------------------------------------------- handler mode (4.2)
