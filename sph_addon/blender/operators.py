@@ -17,7 +17,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
-from . import baking, export, jobs, quick_setup, runtime
+from . import baking, export, jobs, quick_setup, replay, runtime
 from . import properties as props
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
@@ -42,6 +42,7 @@ class _TaskOperator:
 
     _timer = None
     _task_name = ""
+    _shown_status = None
 
     def prepare(self, context) -> baking.Task:
         raise NotImplementedError
@@ -103,6 +104,12 @@ class _TaskOperator:
         if job.status is not None and outcome is None:
             context.workspace.status_text_set(f"SPH: {job.status.text()}  (Esc to cancel)")
             _redraw_properties(context)
+            if job.status is not self._shown_status:
+                # The frames written so far can be watched while the bake goes on.
+                self._shown_status = job.status
+                domain = context.scene.objects.get(job.task.domain_name)
+                if domain is not None:
+                    replay.sync_frames(domain)
         if outcome is None:
             return {'PASS_THROUGH'}
         context.window_manager.event_timer_remove(self._timer)

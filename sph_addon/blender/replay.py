@@ -31,6 +31,14 @@ material, and the object's material slots do not reach them (verified: Import PL
 *Material* input decides what the replay renders with, in both mechanisms alike; a
 light-blue default is set when that input is empty.
 
+Frame ranges: each object reads only the frames whose files its cache holds (modifier inputs
+First Frame / Last Frame, kept by :func:`sync_frames` in step with the files after every
+bake, meshing run and Free, while a bake runs, and when a file is opened); outside them it
+holds the nearest, and with no file it reads nothing. Import PLY prints ``Invalid PLY header``
+for a missing file on every evaluation, farm logs included, so it is never asked for one. A
+render without the add-on reads the ranges saved in the file; the farm command saves them
+(``cli_command``).
+
 The .blend must be saved before ``//`` paths resolve; until then both mechanisms show
 nothing.
 """
@@ -47,7 +55,17 @@ from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
 from ..core.plyio import PlyError, read_ply
-from .replay_nodes import KINDS, MODE_HANDLER, MODE_IMPORT, PARTICLES, SURFACE, TAG_GROUP, ensure_group
+from .replay_nodes import (
+    FIRST,
+    KINDS,
+    LAST,
+    MODE_HANDLER,
+    MODE_IMPORT,
+    PARTICLES,
+    SURFACE,
+    TAG_GROUP,
+    ensure_group,
+)
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +139,7 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: 
         if ob is None:
             ob = _new_object(domain_ob, kind, collection)
         _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius, _domain_material(domain_ob))
+        _sync_frames(ob)
         result.append(ob)
     show_particles_in_render(result[0], render_particles)
     if mode == MODE_HANDLER:
@@ -151,10 +170,81 @@ def refresh(domain_ob: bpy.types.Object) -> None:
     """
     obs = [ob for ob in find_replay(domain_ob) if ob is not None]
     for ob in obs:
+        _sync_frames(ob)
         if ob.get(TAG_MODE) == MODE_HANDLER and ob.type == 'MESH':
             ob.data.pop(_TAG_LOADED, None)
         ob.update_tag()
     _load_current_frame([ob for ob in obs if ob.get(TAG_MODE) == MODE_HANDLER])
+
+
+def sync_frames(domain_ob: bpy.types.Object) -> bool:
+    """Bring the replay objects' frame ranges in step with the files now on disk; True if one changed.
+
+    Cheap (two directory listings): called while a bake runs so the timeline shows the frames
+    already written.
+    """
+    changed = False
+    for ob in find_replay(domain_ob):
+        if ob is not None:
+            changed |= _sync_frames(ob)
+    return changed
+
+
+def frame_range(ob: bpy.types.Object) -> tuple[int, int] | None:
+    """(first, last) frame the replay object reads, first > last when it reads nothing; None when
+    its node group predates frame ranges (it reads every frame)."""
+    mod = _replay_modifier(ob)
+    if mod is None or mod.node_group is None or _socket_identifier(mod.node_group, FIRST) is None:
+        return None
+    first, last = _get_input(ob, FIRST), _get_input(ob, LAST)
+    # An input never set reads its socket's default: nothing.
+    return (1, 0) if first is None or last is None else (int(first), int(last))
+
+
+def set_frame_range(ob: bpy.types.Object, first: int, last: int) -> bool:
+    """Set the frames the replay object reads (only files there must exist); True if it changed."""
+    current = frame_range(ob)
+    if current is None or current == (first, last):
+        return False
+    _set_input(ob, FIRST, int(first))
+    _set_input(ob, LAST, int(last))
+    ob.update_tag()
+    return True
+
+
+def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
+    """The surface reads the frames the particles read, before they are meshed; True if that changed.
+
+    For a farm: the file is saved after the bake task and rendered, without the add-on, after
+    the meshing tasks that follow it, so it must already name the frames they will write.
+    """
+    particles, surface = find_replay(domain_ob)
+    if particles is None or surface is None or frame_range(particles) is None:
+        return False
+    return set_frame_range(surface, *frame_range(particles))
+
+
+def _sync_frames(ob: bpy.types.Object) -> bool:
+    return set_frame_range(ob, *_files_on_disk(ob))
+
+
+def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
+    """(first, last) frame with a file of the object's kind in its cache; (1, 0) when there is none.
+
+    A frame missing *between* the two (meshing runs over separate ranges still going) is
+    read, and empty; every frame outside them is never read.
+    """
+    some = _frame_file(ob, 0)
+    folder = some.parent if some is not None else None
+    if folder is None or not folder.is_dir():
+        return 1, 0
+    prefix = f"{ob.get(TAG_KIND)}_"
+    frames = []
+    for p in folder.glob(f"{prefix}*.ply"):
+        digits = p.stem[len(prefix):]
+        if digits.isdigit():
+            frames.append(int(digits))
+    return (min(frames), max(frames)) if frames else (1, 0)
 
 
 def remove_replay(domain_ob: bpy.types.Object) -> None:
@@ -200,17 +290,7 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
     ob[TAG_CACHE] = cache_dir
     ob[TAG_MODE] = mode
     mod = _replay_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
-    group = ensure_group(kind, mode)
-    if mod.node_group is not group:
-        # A new group means new socket identifiers: carry the user's values over by name.
-        kept = {name: _get_input(ob, name) for name in ("Radius", "Material")}
-        old = mod.node_group
-        mod.node_group = group
-        if old is not None and old.get(TAG_GROUP) and old.users == 0:
-            bpy.data.node_groups.remove(old)
-        for name, value in kept.items():
-            if value is not None and _socket_identifier(group, name):
-                _set_input(ob, name, value)
+    _use_group(ob, mod, ensure_group(kind, mode))
     if mode == MODE_IMPORT:
         _set_input(ob, "Path", _file_pattern(cache_dir, kind))
     if kind == PARTICLES:
@@ -223,6 +303,20 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
     if current is None or (current.get(_TAG_MATERIAL) and liquid is not None):
         _set_input(ob, "Material", liquid or _default_material())
     ob.update_tag()
+
+
+def _use_group(ob: bpy.types.Object, mod: bpy.types.Modifier, group: bpy.types.NodeTree) -> None:
+    """Point the modifier at ``group``; a new group means new socket identifiers: carry the user's values by name."""
+    if mod.node_group is group:
+        return
+    kept = {name: _get_input(ob, name) for name in ("Path", "Radius", "Material")}
+    old = mod.node_group
+    mod.node_group = group
+    if old is not None and old.get(TAG_GROUP) and old.users == 0:
+        bpy.data.node_groups.remove(old)
+    for name, value in kept.items():
+        if value is not None and _socket_identifier(group, name):
+            _set_input(ob, name, value)
 
 
 def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
@@ -328,7 +422,12 @@ def _load_frame(ob: bpy.types.Object, frame: int) -> None:
     me = ob.data
     if me.is_editmode or me.library is not None:
         return
-    path = _frame_file(ob, frame)
+    frames = frame_range(ob)
+    if frames is None:  # an old group not upgraded yet (a linked object): every frame, as before
+        path = _frame_file(ob, frame)
+    else:
+        first, last = frames
+        path = _frame_file(ob, min(max(frame, first), last)) if first <= last else None
     key = _file_key(path)
     if me.get(_TAG_LOADED) == key:
         return
@@ -426,7 +525,22 @@ def _on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | No
 
 @persistent
 def _on_load_post(*_args) -> None:
-    """A file opened on some frame shows that frame (its meshes were emptied before saving)."""
+    """Bring the replay objects up to date with this version and the cache, then show the frame.
+
+    The cache may have changed since the file was saved (a farm baked or freed it), and a file
+    saved by an older version has node groups without frame ranges. Handler mode: the file
+    opens on some frame and shows it (its meshes were emptied before saving).
+    """
+    for ob in bpy.data.objects:
+        if ob.get(TAG_KIND) in KINDS and ob.library is None and ob.get(TAG_MODE) in (MODE_IMPORT, MODE_HANDLER):
+            mod = _replay_modifier(ob)
+            if mod is not None:
+                _use_group(ob, mod, ensure_group(ob[TAG_KIND], ob[TAG_MODE]))
+                _sync_frames(ob)
+    _reload_frame()
+
+
+def _reload_frame() -> None:
     scene = bpy.context.scene
     if scene is not None:
         _on_frame_change(scene)
@@ -447,7 +561,7 @@ def _on_save_pre(*_args) -> None:
 
 @persistent
 def _on_save_post(*_args) -> None:
-    _on_load_post()
+    _reload_frame()
 
 
 _HANDLERS = (

@@ -17,7 +17,9 @@ MODE_IMPORT = "import_ply"
 MODE_HANDLER = "handler"
 
 TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
-GROUP_VERSION = 1
+# 2: First Frame / Last Frame inputs; the frame is clamped to them and nothing is read outside them.
+GROUP_VERSION = 2
+FIRST, LAST = "First Frame", "Last Frame"
 
 
 def ensure_group(kind: str, mode: str) -> bpy.types.NodeTree:
@@ -53,6 +55,14 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
         radius.description = "Radius of the rendered particle spheres"
     mat = iface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
     mat.description = "Material of the replay (object material slots do not reach generated geometry)"
+    for name, default in ((FIRST, 1), (LAST, 0)):
+        frames = iface.new_socket(name, in_out="INPUT", socket_type="NodeSocketInt")
+        frames.default_value = default
+        frames.description = ("Frames whose files the cache holds (kept up to date by the add-on, saved with "
+                              "the file); the replay holds the nearest one outside them, and shows nothing "
+                              "when First Frame > Last Frame")
+        # State the add-on keeps in step with the cache, not a setting: an edit would be overwritten.
+        frames.hide_in_modifier = True
     iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
 
     nodes, links = ng.nodes, ng.links
@@ -86,15 +96,21 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
 
 
 def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
-    """Scene Time -> Float to Int -> Format String -> Import PLY -> store ``velocity`` from ``vx vy vz``.
+    """Scene Time -> Clamp -> Float to Int -> Format String -> Import PLY -> Switch -> ``velocity``.
 
-    Float to Int rounds (its default), so the sub-frames Cycles evaluates for motion blur
-    read the nearest frame's file; extra PLY vertex properties arrive as FLOAT point
-    attributes named like the properties (verified 4.5.4, 5.0.1).
+    Import PLY prints ``Invalid PLY header`` for a missing file on every evaluation (in farm
+    logs too), so it must never be asked for one: the frame is clamped to First/Last Frame,
+    and when the cache holds no file (First > Last) the Switch, which evaluates only the
+    input it passes on (verified 4.5.4, 5.0.1), skips the importer. Float to Int rounds (its
+    default), so the sub-frames Cycles evaluates for motion blur read the nearest frame's
+    file; extra PLY vertex properties arrive as FLOAT point attributes named like the
+    properties (verified 4.5.4, 5.0.1).
     """
     nodes, links = ng.nodes, ng.links
     time = nodes.new("GeometryNodeInputSceneTime")
-    time.location = (-900, 200)
+    time.location = (-1100, 200)
+    clamp = nodes.new("ShaderNodeClamp")
+    clamp.location = (-900, 200)
     to_int = nodes.new("FunctionNodeFloatToInt")
     to_int.location = (-700, 200)
     fmt = nodes.new("FunctionNodeFormatString")
@@ -102,10 +118,23 @@ def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> 
     fmt.format_items.new('INT', "frame")
     importer = nodes.new("GeometryNodeImportPLY")
     importer.location = (-300, 200)
-    links.new(time.outputs["Frame"], to_int.inputs[0])
+    links.new(time.outputs["Frame"], clamp.inputs["Value"])
+    links.new(group_in.outputs[FIRST], clamp.inputs["Min"])
+    links.new(group_in.outputs[LAST], clamp.inputs["Max"])
+    links.new(clamp.outputs[0], to_int.inputs[0])
     links.new(to_int.outputs[0], fmt.inputs["frame"])
     links.new(group_in.outputs["Path"], fmt.inputs["Format"])
     links.new(fmt.outputs[0], importer.inputs["Path"])
+    baked = nodes.new("FunctionNodeCompare")
+    baked.location = (-300, 400)
+    baked.operation = 'LESS_EQUAL'  # float comparison: frame numbers are exact in float32
+    links.new(group_in.outputs[FIRST], baked.inputs["A"])
+    links.new(group_in.outputs[LAST], baked.inputs["B"])
+    switch = nodes.new("GeometryNodeSwitch")
+    switch.location = (-150, 300)
+    switch.input_type = 'GEOMETRY'
+    links.new(baked.outputs["Result"], switch.inputs["Switch"])
+    links.new(importer.outputs[0], switch.inputs["True"])
 
     combine = nodes.new("ShaderNodeCombineXYZ")
     combine.location = (-300, -150)
@@ -120,6 +149,6 @@ def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> 
     store.data_type = 'FLOAT_VECTOR'
     store.domain = 'POINT'
     store.inputs["Name"].default_value = "velocity"
-    links.new(importer.outputs[0], store.inputs["Geometry"])
+    links.new(switch.outputs[0], store.inputs["Geometry"])
     links.new(combine.outputs[0], store.inputs["Value"])
     return store.outputs["Geometry"]

@@ -313,6 +313,40 @@ def test_farm_command_exit_codes(ext, tmp_path, no_replay_leak):
     assert cli.run(["bake", str(tmp_path / "bad.blend"), "--frames", "9-1"], echo=out.append) == 2
 
 
+def _saved_frame_ranges(ext, path: Path) -> tuple:
+    """The replay's frame ranges as saved in ``path`` (opened without the load handler that re-reads the cache)."""
+    replay = ext.sub("replay")
+    replay.unregister()
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(path))
+    finally:
+        replay.register()
+    return tuple(replay.frame_range(ob) for ob in replay.find_replay(_domain()))
+
+
+def test_farm_saves_the_frames_a_render_reads(ext, tmp_path, no_replay_leak):
+    """A farm renders without the add-on what the file names: after ``bake`` the baked frames for the
+    particles and (Surface on) for the surface the meshing tasks write next; ``sync`` after a bake made
+    elsewhere."""
+    cli, replay = ext.sub("cli_command"), ext.sub("replay")
+    path = tmp_path / "jelly_steps.blend"
+    shutil.copy(ROOT / "sample_blends" / path.name, path)
+    lines = []
+    assert cli.run(["bake", str(path), "--frames", "1-2"], echo=lines.append) == 0, lines
+    assert not (_cache(ext) / "surface").exists()
+    assert _saved_frame_ranges(ext, path) == ((1, 2), (1, 2))
+    # A bake made elsewhere: the file names no surface frames.
+    particles, surface = replay.find_replay(_domain())
+    replay.set_frame_range(surface, 1, 0)
+    bpy.ops.wm.save_mainfile()
+    assert _saved_frame_ranges(ext, path) == ((1, 2), (1, 0))
+    assert cli.run(["sync", str(path)], echo=lines.append) == 0, lines
+    assert _saved_frame_ranges(ext, path) == ((1, 2), (1, 2))
+    # Opened with the add-on, the file reads what the cache holds: particles, no surface yet.
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    assert tuple(replay.frame_range(ob) for ob in replay.find_replay(_domain())) == ((1, 2), (1, 0))
+
+
 def test_farm_auto_resume_starts_then_continues(ext, tmp_path, no_replay_leak):
     """A retried farm task: the first run starts the bake; a rerun resumes it instead of refusing."""
     cli = ext.sub("cli_command")

@@ -8,6 +8,7 @@ liquid, and on 4.5+ a fresh Blender without the add-on must render it too (farm 
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import types
@@ -127,17 +128,48 @@ def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_pl
     np.testing.assert_allclose(vel, _xyz(sfile.vertices, "v"), rtol=0, atol=1e-7)
 
 
-def test_frame_without_files_is_empty(replay, scene_file):
+def test_frames_outside_the_cache_hold_the_nearest(replay, scene_file, read_ply, cache_root):
+    """The replay reads only frames with files (no importer error): before and after them it holds the nearest."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
     scene = bpy.context.scene
-    scene.frame_set(1)
-    assert len(evaluated_points(particles)[0]) > 0
-    scene.frame_set(MISSING)
-    assert len(evaluated_points(particles)[0]) == 0
-    pos, corners, _ = evaluated_mesh(surface)
-    assert len(pos) == 0 and len(corners) == 0
-    scene.frame_set(3)
+    for frame, shown in ((MISSING, 3), (0, 1), (-7, 1), (2, 2)):
+        scene.frame_set(frame)
+        assert len(evaluated_points(particles)[0]) == len(_ball(shown)[2]), frame
+        sfile = read_ply(cache_root / "sph_cache" / "surface" / f"surface_{shown:04d}.ply")
+        assert len(evaluated_mesh(surface)[0]) == len(sfile.vertices), frame
+
+
+def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, cache_root):
+    """Groups saved by the previous version have no frame range: opening the file swaps in current ones,
+    keeping the user's inputs, and names the cache's frames."""
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    mine = bpy.data.materials.new("Mine")
+    replay._set_input(surface, "Material", mine)
+    for ob in (particles, surface):
+        group = ob.modifiers["SPH Replay"].node_group
+        group["sph_replay_group"] = group["sph_replay_group"].rsplit("/", 1)[0] + "/1"
+        for item in [i for i in group.interface.items_tree if i.name in ("First Frame", "Last Frame")]:
+            group.interface.remove(item)
+        assert replay.frame_range(ob) is None
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(scene_file))
+    particles, surface = replay.find_replay(bpy.data.objects["Domain"])
+    assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
+    assert replay._get_input(surface, "Material") == bpy.data.materials["Mine"]
+    assert not any(ng.get("sph_replay_group", "").endswith("/1") for ng in bpy.data.node_groups)
+    bpy.context.scene.frame_set(MISSING)
     assert len(evaluated_points(particles)[0]) == len(_ball(3)[2])
+
+
+def test_no_files_show_nothing(replay, scene_file):
+    particles, surface = replay.ensure_replay(_domain(), "//not_baked", SPACING / 2)
+    assert replay.frame_range(particles)[0] > replay.frame_range(particles)[1]
+    for frame in (1, 2):
+        bpy.context.scene.frame_set(frame)
+        assert len(evaluated_points(particles)[0]) == 0
+        pos, corners, _ = evaluated_mesh(surface)
+        assert len(pos) == 0 and len(corners) == 0
 
 
 def test_reopened_file_shows_its_frame(replay, scene_file):
@@ -310,6 +342,57 @@ def test_handler_replay_upgrades_to_import(ext, monkeypatch, scene_file):
     assert sorted(ng.name for ng in bpy.data.node_groups) == ["SPH Replay Particles", "SPH Replay Surface"]
     bpy.context.scene.frame_set(2)
     assert len(evaluated_points(particles)[0]) == len(_ball(2)[2])
+
+
+# ---------------------------------------------------------------------------- no importer errors
+
+QUIET_CHILD = Path(__file__).with_name("quiet_child.py")
+# What Blender prints when an importer fails: "ERROR (io.ply): ... PLY Importer: surface_0001: Invalid PLY header"
+# (4.5), "io.ply | ERROR PLY Importer: ..." (5.0), "Error: PLY Importer: ..." (the report).
+IMPORTER_ERROR = re.compile(r"(?i)ply importer|invalid ply|io\.ply|\berror\b")
+
+
+def _saved_case(ext, tmp_path, cache_root, name: str, keep_surfaces: bool = True, free: bool = False) -> Path:
+    """A .blend beside a copy of the cache whose replay objects were made the way a bake's end makes them."""
+    folder = tmp_path / name
+    shutil.copytree(cache_root / "sph_cache", folder / "sph_cache")
+    if not keep_surfaces:
+        shutil.rmtree(folder / "sph_cache" / "surface")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    path = folder / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    domain = _domain()
+    domain.sph.role = 'DOMAIN'
+    domain.sph.domain.particle_spacing = SPACING
+    ext.sub("baking").finish(bpy.context.scene, types.SimpleNamespace(domain_name=domain.name))
+    if free:
+        assert bpy.ops.sph.free_bake(domain=domain.name) == {'FINISHED'}
+    bpy.ops.wm.save_mainfile()
+    return path
+
+
+@pytest.mark.parametrize("addon", [False, True] if BLENDER >= (4, 5) else [True],
+                         ids=lambda a: "with_addon" if a else "farm")
+def test_replay_prints_no_importer_error(ext, cache_root, tmp_path, addon):
+    """A baked-but-unmeshed cache, frames outside the cache and a freed bake: Blender prints no importer
+    error, in a fresh process, with the add-on (an artist) and without it (a render farm, 4.5+)."""
+    unmeshed = _saved_case(ext, tmp_path, cache_root, "unmeshed", keep_surfaces=False)
+    full = _saved_case(ext, tmp_path, cache_root, "full")
+    freed = _saved_case(ext, tmp_path, cache_root, "freed", free=True)
+    jobs = [f"{unmeshed}:1,2,{MISSING}", f"{full}:0,{MISSING}", f"{freed}:1,{MISSING}"]
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+    r = subprocess.run([python_for_subprocess(), str(QUIET_CHILD), *(["--addon"] if addon else []), *jobs],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    shown = json.loads(r.stdout.strip().splitlines()[-1])
+    n = {k: len(_ball(k)[2]) for k in FRAMES}
+    assert shown[str(unmeshed)] == {"1": [n[1], 0], "2": [n[2], 0], str(MISSING): [n[3], 0]}
+    assert [p for p, _ in shown[str(full)].values()] == [n[1], n[3]]
+    assert all(s > 100 for _, s in shown[str(full)].values())
+    assert shown[str(freed)] == {"1": [0, 0], str(MISSING): [0, 0]}
+    printed = r.stdout.splitlines()[:-1] + r.stderr.splitlines()
+    errors = [line for line in printed if IMPORTER_ERROR.search(line)]
+    assert not errors, "\n".join(errors)
 
 
 # ---------------------------------------------------------------------------- rendering
