@@ -31,6 +31,9 @@ material, and the object's material slots do not reach them (verified: Import PL
 *Material* input decides what the replay renders with, in both mechanisms alike; a
 light-blue default is set when that input is empty.
 
+Attributes (both mechanisms alike): ``velocity`` (once: no ``vx vy vz`` left), ``speed``, an
+integer ``material``; on particles an integer ``id`` and ``age`` (s) when the cache has them.
+
 Frame ranges: each object reads only the frames whose files its cache holds (modifier inputs
 First Frame / Last Frame, kept by :func:`sync_frames` in step with the files after every
 bake, meshing run and Free, while a bake runs, and when a file is opened); outside them it
@@ -478,13 +481,12 @@ def _columns(vertices: np.ndarray | None, names: tuple[str, str, str]) -> np.nda
 
 
 def _write_points(me: bpy.types.Mesh, vertices: np.ndarray | None) -> None:
-    """Vertex-only mesh + ``velocity``: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
+    """Vertex-only mesh + attributes: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
     pos = _columns(vertices, ("x", "y", "z"))
-    vel = _columns(vertices, ("vx", "vy", "vz"))
     me.clear_geometry()
     me.vertices.add(len(pos))
     me.attributes["position"].data.foreach_set("vector", pos.ravel())
-    _write_velocity(me, vel)
+    _write_attributes(me, vertices, len(pos), particles=True)
     me.update()
 
 
@@ -494,7 +496,6 @@ def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.nd
     ``.corner_vert`` is internal and undocumented, hence the fallback (BLENDER_NOTES.md section 7).
     """
     pos = _columns(vertices, ("x", "y", "z"))
-    vel = _columns(vertices, ("vx", "vy", "vz"))
     tris = np.zeros((0, 3), np.int32) if faces is None else np.ascontiguousarray(faces, dtype=np.int32)
     me.clear_geometry()
     me.vertices.add(len(pos))
@@ -506,14 +507,45 @@ def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.nd
     else:
         me.loops.foreach_set("vertex_index", tris.ravel())
     me.polygons.foreach_set("loop_start", np.arange(0, tris.size, 3, dtype=np.int32))
-    _write_velocity(me, vel)
+    _write_attributes(me, vertices, len(pos), particles=False)
     me.update(calc_edges=True)
 
 
-def _write_velocity(me: bpy.types.Mesh, vel: np.ndarray) -> None:
-    """Always written: Cycles motion blur and Alembic velocities read it (BLENDER_NOTES.md section 7)."""
-    attr = me.attributes.get("velocity") or me.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
-    attr.data.foreach_set("vector", vel.ravel())
+def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, particles: bool) -> None:
+    """The attributes the import mechanism stores too (``replay_nodes._attribute_chain``).
+
+    ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
+    BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
+    integer ``id`` and ``age`` (s) when the cache has them. An attribute the frame lacks is
+    removed, so a mesh never shows a previous frame's values.
+    """
+    vel = _columns(vertices, ("vx", "vy", "vz"))
+    names = set(vertices.dtype.names or ()) if vertices is not None else set()
+    values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
+              "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
+              "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
+    if particles:
+        if "id" in names:
+            values["id"] = ('INT', "value", _column(vertices, "id", np.int32, n))
+        if "age" in names:
+            values["age"] = ('FLOAT', "value", _column(vertices, "age", np.float32, n))
+    for name in ("id", "age"):
+        if name not in values and name in me.attributes:
+            me.attributes.remove(me.attributes[name])
+    for name, (data_type, key, data) in values.items():
+        attr = me.attributes.get(name)
+        if attr is not None and attr.data_type != data_type:
+            me.attributes.remove(attr)
+            attr = None
+        attr = attr or me.attributes.new(name, data_type, 'POINT')
+        attr.data.foreach_set(key, data)
+
+
+def _column(vertices: np.ndarray | None, name: str, dtype, n: int) -> np.ndarray:
+    """One property as a C-contiguous array of ``dtype`` (zeros if absent); uint32 ids wrap like int32."""
+    if vertices is None or name not in (vertices.dtype.names or ()):
+        return np.zeros(n, dtype)
+    return np.ascontiguousarray(vertices[name].astype(dtype, casting="unsafe"))
 
 
 @persistent

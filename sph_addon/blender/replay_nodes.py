@@ -18,7 +18,8 @@ MODE_HANDLER = "handler"
 
 TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
 # 2: First Frame / Last Frame inputs; the frame is clamped to them and nothing is read outside them.
-GROUP_VERSION = 2
+# 3: integer id and material, speed; vx vy vz and particle_id removed.
+GROUP_VERSION = 3
 FIRST, LAST = "First Frame", "Last Frame"
 
 
@@ -67,12 +68,13 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
 
     nodes, links = ng.nodes, ng.links
     group_in = nodes.new("NodeGroupInput")
-    group_in.location = (-900, 0)
+    group_in.location = (-1300, 0)
     if mode == MODE_IMPORT:
-        geometry = _import_velocity_chain(ng, group_in)
+        geometry = _attribute_chain(ng, _import_chain(ng, group_in), kind)
+        x = 1800  # right of the attribute chain
     else:
         geometry = group_in.outputs["Geometry"]
-    x = 0
+        x = 0
     if kind == PARTICLES:
         to_points = nodes.new("GeometryNodeMeshToPoints")
         to_points.location = (x, 0)
@@ -95,8 +97,8 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
     return ng
 
 
-def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
-    """Scene Time -> Clamp -> Float to Int -> Format String -> Import PLY -> Switch -> ``velocity``.
+def _import_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
+    """Scene Time -> Clamp -> Float to Int -> Format String -> Import PLY -> Switch: the frame's file.
 
     Import PLY prints ``Invalid PLY header`` for a missing file on every evaluation (in farm
     logs too), so it must never be asked for one: the frame is clamped to First/Last Frame,
@@ -136,19 +138,89 @@ def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> 
     links.new(baked.outputs["Result"], switch.inputs["Switch"])
     links.new(importer.outputs[0], switch.inputs["True"])
 
-    combine = nodes.new("ShaderNodeCombineXYZ")
-    combine.location = (-300, -150)
-    for i, axis in enumerate("xyz"):
-        named = nodes.new("GeometryNodeInputNamedAttribute")
-        named.data_type = 'FLOAT'
-        named.inputs["Name"].default_value = "v" + axis
-        named.location = (-500, -100 - 120 * i)
-        links.new(named.outputs["Attribute"], combine.inputs[i])
-    store = nodes.new("GeometryNodeStoreNamedAttribute")
-    store.location = (-150, 0)
-    store.data_type = 'FLOAT_VECTOR'
+    return switch.outputs[0]
+
+
+def _named(ng: bpy.types.NodeTree, name: str, data_type: str, location) -> bpy.types.Node:
+    node = ng.nodes.new("GeometryNodeInputNamedAttribute")
+    node.data_type = data_type
+    node.inputs["Name"].default_value = name
+    node.location = location
+    return node
+
+
+def _store(ng: bpy.types.NodeTree, geometry, name: str, data_type: str, value, x: int) -> bpy.types.NodeSocket:
+    store = ng.nodes.new("GeometryNodeStoreNamedAttribute")
+    store.location = (x, 0)
+    store.data_type = data_type
     store.domain = 'POINT'
-    store.inputs["Name"].default_value = "velocity"
-    links.new(switch.outputs[0], store.inputs["Geometry"])
-    links.new(combine.outputs[0], store.inputs["Value"])
+    store.inputs["Name"].default_value = name
+    ng.links.new(geometry, store.inputs["Geometry"])
+    ng.links.new(value, store.inputs["Value"])
     return store.outputs["Geometry"]
+
+
+def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kind: str) -> bpy.types.NodeSocket:
+    """The imported PLY properties as the attributes a shader or Geometry Nodes wants (4.5+).
+
+    Import PLY makes every extra vertex property a FLOAT point attribute (verified 4.5.4,
+    5.0.1): ``velocity`` is stored once from ``vx vy vz`` (Cycles motion blur reads it),
+    which are then removed; ``speed`` is its length; ``material`` becomes an integer. On
+    particles, ``id`` becomes an integer from ``particle_id`` (4.5 drops a float ``id``,
+    the name being reserved for integers; 5.0 keeps it) or, in caches written before
+    ``particle_id``, from ``id``; a cache with neither gets none. ``age`` (seconds) arrives
+    as it should.
+    """
+    nodes, links = ng.nodes, ng.links
+    x = -100
+    combine = nodes.new("ShaderNodeCombineXYZ")
+    combine.location = (x - 200, -200)
+    for i, axis in enumerate("xyz"):
+        links.new(_named(ng, "v" + axis, 'FLOAT', (x - 400, -150 - 120 * i)).outputs["Attribute"], combine.inputs[i])
+    geometry = _store(ng, geometry, "velocity", 'FLOAT_VECTOR', combine.outputs[0], x)
+    length = nodes.new("ShaderNodeVectorMath")
+    length.operation = 'LENGTH'
+    length.location = (x, -200)
+    links.new(combine.outputs[0], length.inputs[0])
+    geometry = _store(ng, geometry, "speed", 'FLOAT', length.outputs["Value"], x + 200)
+    material = _named(ng, "material", 'INT', (x + 200, -200))
+    geometry = _store(ng, geometry, "material", 'INT', material.outputs["Attribute"], x + 400)
+    x += 600
+    removed = ["vx", "vy", "vz"]
+    if kind == PARTICLES:
+        new_id = _named(ng, "particle_id", 'INT', (x - 200, -200))
+        old_id = _named(ng, "id", 'INT', (x - 200, -350))
+        which = nodes.new("GeometryNodeSwitch")
+        which.input_type = 'INT'
+        which.location = (x, -200)
+        links.new(new_id.outputs["Exists"], which.inputs["Switch"])
+        links.new(old_id.outputs["Attribute"], which.inputs["False"])
+        links.new(new_id.outputs["Attribute"], which.inputs["True"])
+        stored = _store(ng, geometry, "id", 'INT', which.outputs[0], x + 200)
+        # Exists is a field; a geometry Switch needs one value: "some point has one" (its maximum).
+        either = nodes.new("FunctionNodeBooleanMath")
+        either.operation = 'OR'
+        either.location = (x + 200, -350)
+        links.new(new_id.outputs["Exists"], either.inputs[0])
+        links.new(old_id.outputs["Exists"], either.inputs[1])
+        stats = nodes.new("GeometryNodeAttributeStatistic")
+        stats.location = (x + 200, -500)
+        links.new(geometry, stats.inputs["Geometry"])
+        links.new(either.outputs[0], stats.inputs["Attribute"])
+        has_ids = nodes.new("GeometryNodeSwitch")
+        has_ids.input_type = 'GEOMETRY'
+        has_ids.location = (x + 400, 0)
+        links.new(stats.outputs["Max"], has_ids.inputs["Switch"])
+        links.new(geometry, has_ids.inputs["False"])
+        links.new(stored, has_ids.inputs["True"])
+        geometry = has_ids.outputs[0]
+        removed.append("particle_id")
+        x += 600
+    for name in removed:
+        remove = nodes.new("GeometryNodeRemoveAttribute")
+        remove.location = (x, 0)
+        remove.inputs["Name"].default_value = name
+        links.new(geometry, remove.inputs["Geometry"])
+        geometry = remove.outputs["Geometry"]
+        x += 200
+    return geometry

@@ -8,7 +8,7 @@ particles, and one Bake that leaves particles and a surface on every frame.
 import bpy
 import numpy as np
 import pytest
-from evaluated import evaluated_mesh, evaluated_points
+from evaluated import evaluated_mesh, evaluated_point_attributes, evaluated_points
 
 
 def _world_bounds(ob) -> tuple[np.ndarray, np.ndarray]:
@@ -88,6 +88,10 @@ def test_quick_liquid_on_the_default_cube_one_bake(ext, saved_file):
         sply = read_ply(cache / "surface" / f"surface_{frame:04d}.ply")
         pos, corners, _ = evaluated_mesh(surface)
         assert len(pos) == len(sply.vertices) > 100 and len(corners) == sply.faces.size > 0, frame
+    # The cube's particles were all there at the first frame: two frames old at the third.
+    attrs = evaluated_point_attributes(particles)
+    np.testing.assert_array_equal(attrs["id"][1], ply.vertices["id"])
+    np.testing.assert_allclose(attrs["age"][1], 2 / (scene.render.fps / scene.render.fps_base), rtol=1e-6)
 
 
 def _small_scene(tmp_path):

@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 import pytest
 from conftest import BLENDER, python_for_subprocess
-from evaluated import evaluated_mesh, evaluated_points
+from evaluated import evaluated_mesh, evaluated_mesh_attributes, evaluated_point_attributes, evaluated_points
 from rendering import load_png, projected_window, render, tiny_cycles
 
 SPACING = 0.04
@@ -43,6 +43,16 @@ def _ball(frame: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return x, v, ids
 
 
+def _material(frame: int) -> np.ndarray:
+    """Two materials, one half of the ball each (so each meshes as one piece)."""
+    x = _ball(frame)[0]
+    return (x[:, 0] > DRIFT * frame).astype(np.uint8)
+
+
+def _age(frame: int) -> np.ndarray:
+    return (_ball(frame)[2] % 5 * 0.1 + frame).astype(np.float32)
+
+
 @pytest.fixture(scope="module")
 def cache_root(ext, tmp_path_factory):
     """``ROOT/sph_cache`` with particles and core-meshed surfaces for FRAMES (one numba compile per session)."""
@@ -54,7 +64,7 @@ def cache_root(ext, tmp_path_factory):
     settings = surface.default_settings(SPACING)
     for frame in FRAMES:
         x, v, ids = _ball(frame)
-        cache.write_particles(frame, x, v, ids, np.zeros(len(ids), np.uint8))
+        cache.write_particles(frame, x, v, ids, _material(frame), age=_age(frame))
         stage.mesh_frame(cache.root, frame, settings)
     return root
 
@@ -126,6 +136,55 @@ def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_pl
     np.testing.assert_array_equal(corners, sfile.faces.ravel())
     assert vel is not None, "surface carries no velocity attribute"
     np.testing.assert_allclose(vel, _xyz(sfile.vertices, "v"), rtol=0, atol=1e-7)
+
+
+def test_replay_attributes(replay, scene_file, read_ply, cache_root):
+    """Integer id and material, velocity once (no vx vy vz), speed and age, as in the files, in both mechanisms."""
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(2)
+    pfile = read_ply(cache_root / "sph_cache" / "particles" / "particles_0002.ply").vertices
+    attrs = evaluated_point_attributes(particles)
+    assert {"vx", "vy", "vz", "particle_id"}.isdisjoint(attrs), sorted(attrs)
+    assert {name: attrs[name][0] for name in ("id", "material", "velocity", "speed", "age")} == {
+        "id": 'INT', "material": 'INT', "velocity": 'FLOAT_VECTOR', "speed": 'FLOAT', "age": 'FLOAT'}
+    np.testing.assert_array_equal(attrs["id"][1], pfile["id"])
+    assert set(np.unique(attrs["material"][1])) == {0, 1}
+    np.testing.assert_array_equal(attrs["material"][1], pfile["material"])
+    velocity = _xyz(pfile, "v")
+    np.testing.assert_allclose(attrs["velocity"][1], velocity, atol=1e-7)
+    np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(velocity, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(attrs["age"][1], pfile["age"], rtol=1e-7)
+
+    sfile = read_ply(cache_root / "sph_cache" / "surface" / "surface_0002.ply").vertices
+    attrs = evaluated_mesh_attributes(surface)
+    assert {"vx", "vy", "vz"}.isdisjoint(attrs), sorted(attrs)
+    assert (attrs["material"][0], attrs["velocity"][0], attrs["speed"][0]) == ('INT', 'FLOAT_VECTOR', 'FLOAT')
+    np.testing.assert_array_equal(attrs["material"][1], sfile["material"])
+    assert set(np.unique(attrs["material"][1])) == {0, 1}
+    np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(_xyz(sfile, "v"), axis=1), rtol=1e-5)
+
+
+def test_cache_without_newer_fields_still_gives_integer_ids(ext, replay, cache_root, tmp_path, read_ply):
+    """A cache written before particle_id and age: ids come from ``id`` (5.0 imports it; 4.5 drops it)."""
+    plyio = ext.core("plyio")
+    x, v, ids = _ball(1)
+    fields = [(a, "<f4") for a in ("x", "y", "z", "vx", "vy", "vz")] + [("id", "<u4"), ("material", "u1")]
+    rec = np.zeros(len(ids), fields)
+    for k, a in enumerate("xyz"):
+        rec[a], rec["v" + a] = x[:, k], v[:, k]
+    rec["id"] = ids
+    plyio.write_ply(tmp_path / "sph_cache" / "particles" / "particles_0001.ply", rec)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "old.blend"))
+    particles, _ = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(1)
+    attrs = evaluated_point_attributes(particles)
+    assert len(evaluated_points(particles)[0]) == len(ids) and "age" not in attrs
+    if particles["sph_replay_mode"] == "import_ply" and BLENDER < (5, 0):
+        assert "id" not in attrs, "4.5's importer drops a property named id: no ids rather than zeros"
+    else:
+        assert attrs["id"][0] == 'INT'
+        np.testing.assert_array_equal(attrs["id"][1], ids)
 
 
 def test_frames_outside_the_cache_hold_the_nearest(replay, scene_file, read_ply, cache_root):
