@@ -173,12 +173,14 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import migrate, replay
+    from . import liquid_materials, migrate, replay
 
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
     d = domain.sph.domain
-    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles)
+    presets = liquid_materials.cache_presets(export.cache_dir(domain))
+    look = liquid_materials.material_for(presets) if presets is not None else None
+    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles, look)
     replay.refresh(domain)
 
 

@@ -28,8 +28,9 @@ Two mechanisms, picked once per object by :func:`ensure_replay`:
 Materials: the mesh Import PLY makes and the point cloud Mesh to Points makes carry no
 material, and the object's material slots do not reach them (verified: Import PLY on
 4.5/5.0, Mesh to Points on 4.2/4.5/5.0), so a Set Material node fed by the modifier's
-*Material* input decides what the replay renders with, in both mechanisms alike; a
-light-blue default is set when that input is empty.
+*Material* input decides what the replay renders with, in both mechanisms alike. Unless
+the artist set one there or gave the Domain a material, it is the look of the bake's
+presets (``liquid_materials``: one shader reading the ``material`` attribute).
 
 Attributes (both mechanisms alike): ``velocity`` (once: no ``vx vy vz`` left), ``speed``, an
 integer ``material``; on particles an integer ``id`` and ``age`` (s) when the cache has them.
@@ -58,6 +59,7 @@ from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
 from ..core.plyio import PlyError, read_ply
+from . import liquid_materials
 from .replay_nodes import (
     FIRST,
     KINDS,
@@ -80,11 +82,8 @@ TAG_CACHE = "sph_cache_dir"          # Blender path of the cache ("//sph_cache")
 TAG_MODE = "sph_replay_mode"         # MODE_IMPORT | MODE_HANDLER
 TAG_RADIUS = "sph_particle_radius"   # the radius ensure_replay last set (to tell user edits apart)
 _TAG_LOADED = "sph_replay_loaded"    # on a handler-mode mesh: the file (path, mtime, size) it holds
-_TAG_MATERIAL = "sph_replay_material"  # on the default material we create
 
 MODIFIER_NAME = "SPH Replay"
-_DEFAULT_MATERIAL = "SPH Liquid"
-_LIQUID_RGBA = (0.30, 0.58, 0.95, 1.0)
 _OBJECT_SUFFIX = {PARTICLES: "Particles", SURFACE: "Surface"}
 
 
@@ -121,7 +120,8 @@ def _object_name(domain_ob: bpy.types.Object, kind: str) -> str:
 # ---------------------------------------------------------------------------- public API
 
 def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: float,
-                  render_particles: bool = False) -> tuple[bpy.types.Object, bpy.types.Object]:
+                  render_particles: bool = False,
+                  material: bpy.types.Material | None = None) -> tuple[bpy.types.Object, bpy.types.Object]:
     """Create or update the domain's replay objects; return (particles, surface).
 
     Idempotent: existing objects, their node groups and materials are reused, and inputs
@@ -134,6 +134,9 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: 
         (``"//sph_cache"``), resolved against the saved .blend when frames are read.
     particle_radius : default point radius (m) of the particles' "Radius" input.
     render_particles : whether renders show the particles (the Domain's *Render Particles*).
+    material : the look the add-on chose for the bake (``liquid_materials.material_for``); the
+        Domain's own material wins over it, and a Material input the artist set is kept.
+        Default: the neutral look.
     """
     mode = MODE_IMPORT if native_import_available() else MODE_HANDLER
     collection = domain_ob.users_collection[0] if domain_ob.users_collection else bpy.context.scene.collection
@@ -141,7 +144,8 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: 
     for kind, ob in zip(KINDS, find_replay(domain_ob)):
         if ob is None:
             ob = _new_object(domain_ob, kind, collection)
-        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius, _domain_material(domain_ob))
+        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius,
+                   _domain_material(domain_ob) or material or liquid_materials.material_for([]))
         _sync_frames(ob)
         result.append(ob)
     show_particles_in_render(result[0], render_particles)
@@ -265,7 +269,7 @@ def remove_replay(domain_ob: bpy.types.Object) -> None:
             if ng.get(TAG_GROUP) and ng.users == 0:
                 bpy.data.node_groups.remove(ng)
         for mat in materials:
-            if isinstance(mat, bpy.types.Material) and mat.get(_TAG_MATERIAL) and mat.users == 0:
+            if isinstance(mat, bpy.types.Material) and mat.get(liquid_materials.TAG) and mat.users == 0:
                 bpy.data.materials.remove(mat)
 
 
@@ -279,10 +283,10 @@ def _new_object(domain_ob: bpy.types.Object, kind: str, collection: bpy.types.Co
 
 
 def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cache_dir: str,
-               particle_radius: float, liquid: bpy.types.Material | None) -> None:
+               particle_radius: float, liquid: bpy.types.Material) -> None:
     """Tag the object and point its modifier at the right node group and files.
 
-    ``liquid``: the Domain's material; it replaces our default material but never one the user set.
+    ``liquid``: the material to show; it replaces one the add-on made but never one the user set.
     """
     if ob.get(TAG_MODE) == MODE_HANDLER and mode == MODE_IMPORT and ob.type == 'MESH':
         # e.g. a 4.2 file opened in 4.5: the mesh held a loaded frame the new group ignores.
@@ -303,8 +307,10 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
             _set_input(ob, "Radius", float(particle_radius))
             ob[TAG_RADIUS] = float(particle_radius)
     current = _get_input(ob, "Material")
-    if current is None or (current.get(_TAG_MATERIAL) and liquid is not None):
-        _set_input(ob, "Material", liquid or _default_material())
+    if current is None or (current.get(liquid_materials.TAG) and current is not liquid):
+        _set_input(ob, "Material", liquid)
+        if current is not None and current.users == 0 and current.library is None:
+            bpy.data.materials.remove(current)  # ours, replaced (e.g. water became honey)
     ob.update_tag()
 
 
@@ -356,24 +362,6 @@ def _domain_material(domain_ob: bpy.types.Object) -> bpy.types.Material | None:
     """The Domain's own material, if it has one: the Domain is not rendered, so its material slot
     is where an artist (or a sample file) says what the liquid looks like."""
     return domain_ob.active_material if domain_ob.material_slots else None
-
-
-def _default_material() -> bpy.types.Material:
-    """A light-blue, fairly glossy, opaque Principled BSDF: the liquid is visible in a render without setup."""
-    for mat in bpy.data.materials:
-        if mat.get(_TAG_MATERIAL) and mat.library is None:
-            return mat
-    mat = bpy.data.materials.new(_DEFAULT_MATERIAL)
-    mat[_TAG_MATERIAL] = 1
-    if bpy.app.version < (5, 0, 0):  # 5.0 always uses nodes and deprecates the flag
-        mat.use_nodes = True
-    bsdf = next((n for n in mat.node_tree.nodes if n.type == 'BSDF_PRINCIPLED'), None)
-    if bsdf is not None:
-        bsdf.inputs["Base Color"].default_value = _LIQUID_RGBA
-        bsdf.inputs["Roughness"].default_value = 0.15
-    mat.diffuse_color = _LIQUID_RGBA  # Solid-mode viewport colour
-    mat.roughness = 0.15
-    return mat
 
 
 # ---------------------------------------------------------------------------- file paths
