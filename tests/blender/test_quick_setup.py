@@ -29,6 +29,7 @@ def test_first_bake_spacing(ext):
         n = volume / s**3
         assert 0.77 * quick.FIRST_BAKE_PARTICLES <= n <= quick.FIRST_BAKE_PARTICLES, (volume, s, n)
         assert float(f"{s:.2g}") == pytest.approx(s, rel=1e-12), "two significant digits"
+    assert quick.first_bake_spacing(8.0) == pytest.approx(0.074), "the default cube (docs/blender.md)"
     assert quick.first_bake_spacing(0.0) == pytest.approx(0.05), "no volume: the declared default"
 
 
