@@ -64,11 +64,10 @@ def material(bpy, ob, name, rgba):
     ob.data.materials.append(mat)
 
 
-def domain(bpy, name, lo, hi, spacing, frame_end, cache, liquid=None, **settings):
-    """A Domain box; ``liquid`` (name, RGBA) is its material, which the replay renders the liquid with."""
+def domain(bpy, name, lo, hi, spacing, frame_end, cache, **settings):
+    """A Domain box with no material: the replay renders each preset with its own look
+    (``liquid_materials``); a material given to the Domain would replace them."""
     ob = box(bpy, name, [b - a for a, b in zip(lo, hi)], [(a + b) / 2 for a, b in zip(lo, hi)])
-    if liquid is not None:
-        material(bpy, ob, *liquid)
     ob.display_type = 'WIRE'
     ob.hide_render = True
     ob.sph.role = 'DOMAIN'
@@ -158,8 +157,7 @@ def honey_stool(bpy):
     spout.sph.inflow.radius = 0.03
     spout.sph.inflow.frame_end = 60
     spout.hide_render = True
-    domain(bpy, "Domain", (-0.5, -0.5, 0.0), (0.5, 0.5, 1.0), 0.012, 90, "honey_stool",
-           liquid=("Honey", (0.8, 0.42, 0.05, 1.0)))
+    domain(bpy, "Domain", (-0.5, -0.5, 0.0), (0.5, 0.5, 1.0), 0.012, 90, "honey_stool")
     camera_and_light(bpy, scene, (0.0, -1.8, 1.0), (0.0, 0.0, 0.5))
     return scene
 
@@ -179,8 +177,7 @@ def mud_suzanne(bpy):
         monkey.rotation_euler = (0.0, 0.0, rz)
         monkey.keyframe_insert("location", frame=frame)
         monkey.keyframe_insert("rotation_euler", frame=frame)
-    domain(bpy, "Domain", (-1.0, -0.5, 0.0), (1.0, 0.5, 0.8), 0.025, 60, "mud_suzanne",
-           liquid=("Mud", (0.25, 0.16, 0.09, 1.0)))
+    domain(bpy, "Domain", (-1.0, -0.5, 0.0), (1.0, 0.5, 0.8), 0.025, 60, "mud_suzanne")
     camera_and_light(bpy, scene, (0.6, -2.4, 1.4), (0.0, 0.0, 0.1))
     scene.frame_set(1)
     return scene
@@ -201,8 +198,7 @@ def jelly_steps(bpy):
     steps[0].name = "Steps"
     material(bpy, steps[0], "Stone", (0.5, 0.5, 0.5, 1.0))
     collider(steps[0], friction=0.3)
-    domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps",
-           liquid=("Jelly", (0.2, 0.8, 0.25, 1.0)))
+    domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps")
     camera_and_light(bpy, scene, (0.1, -2.2, 1.1), (0.1, 0.0, 0.35))
     return scene
 

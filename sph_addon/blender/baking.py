@@ -76,11 +76,13 @@ def _frames(domain, start: int, end: int) -> tuple[int, int]:
 
 
 def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume: bool = False,
-                 replace: bool = False) -> Task:
+                 replace: bool = False, mesh: bool = False) -> Task:
     """Export the scene and check it can be baked; raise ExportError/InputError naming what is wrong.
 
     The scene is validated once, by the export; the core's checks of the cache reuse that
-    validated scene, and the task's ``run`` bakes it without checking again.
+    validated scene, and the task's ``run`` bakes it without checking again. ``mesh``: then
+    mesh every baked frame of the range (unless cancelled), as Bake Mesh would; the result's
+    ``"mesh"`` says how that went.
     """
     root = export.cache_dir(domain)
     # Asked before exporting, so that a refused bake writes nothing, in the artist's words.
@@ -92,16 +94,21 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
         prepared = core_bake.prepare(exported.scene, root, resume=resume, force=replace)
     except InputError as exc:
         raise export.explain(exc, exported.origins, root, domain.name) from None
+    settings = surface_settings(domain) if mesh else None
     runtime.prepare_numba()
+    baked = prepared.scene
 
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
         def progress(p: core_bake.Progress) -> None:
             report(Status("bake", p.frame, p.frame - p.frame_start, p.frame_end - p.frame_start, p.particles,
                           p.elapsed_seconds))
 
-        return core_bake.bake(prepared, progress=progress, should_stop=should_stop)
+        manifest = core_bake.bake(prepared, progress=progress, should_stop=should_stop)
+        if settings is None or should_stop():
+            return manifest
+        frames = particle_frames(root, baked.frame_start, baked.frame_end)
+        return {**manifest, "mesh": mesh_frames(root, frames, settings, False, report, should_stop)}
 
-    baked = prepared.scene
     return Task("bake", domain.name, root, baked.frame_start, baked.frame_end, run, exported.origins)
 
 
@@ -116,35 +123,49 @@ def surface_settings(domain):
 
 def prepare_mesh(scene, domain, frame_start: int = 0, frame_end: int = 0, replace: bool = False) -> Task:
     """Mesh the cached particle frames with the Domain's current surface settings."""
-    from ..core.surface.stage import mesh_frame, particle_path
-
     root = export.cache_dir(domain)
     settings = surface_settings(domain)
-    frames = sorted(int(p.stem.split("_")[-1]) for p in (root / "particles").glob("particles_*.ply"))
-    if frame_start or frame_end:
-        lo, hi = _frames(domain, frame_start, frame_end)
-        frames = [f for f in frames if lo <= f <= hi]
+    lo, hi = _frames(domain, frame_start, frame_end) if frame_start or frame_end else (None, None)
+    frames = particle_frames(root, lo, hi)
     if not frames:
         raise export.ExportError(f"{domain.name}: Cache Directory",
                                  f"{root} has no baked particle frames to mesh; Bake first")
     runtime.prepare_numba()
 
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
-        t0 = time.perf_counter()
-        result = {"meshed": [], "skipped": [], "failed": {}}
-        for k, frame in enumerate(frames):
-            if should_stop():
-                break
-            try:
-                result[mesh_frame(root, frame, settings, force=replace)].append(frame)
-            except (OSError, ValueError) as exc:
-                reason = str(exc)
-                result["failed"][frame] = reason if str(particle_path(root, frame)) in reason else \
-                    f"{particle_path(root, frame)}: {reason}"
-            report(Status("mesh", frame, k + 1, len(frames), 0, time.perf_counter() - t0))
-        return result
+        return mesh_frames(root, frames, settings, replace, report, should_stop)
 
     return Task("mesh", domain.name, root, frames[0], frames[-1], run)
+
+
+def particle_frames(root: Path, lo: int | None = None, hi: int | None = None) -> list[int]:
+    """The frames with a particle file in the cache, sorted, within [lo, hi] where given."""
+    frames = sorted(int(p.stem.split("_")[-1]) for p in (root / "particles").glob("particles_*.ply"))
+    return [f for f in frames if (lo is None or f >= lo) and (hi is None or f <= hi)]
+
+
+def mesh_frames(root: Path, frames: list[int], settings, replace: bool, report: Callable[[Status], None],
+                should_stop: Callable[[], bool]) -> dict:
+    """Mesh ``frames`` one by one (no bpy: runs on a worker); frames up to date are skipped unless ``replace``.
+
+    Returns ``{"meshed": [...], "skipped": [...], "failed": {frame: reason}}``; a frame that fails
+    does not stop the others.
+    """
+    from ..core.surface.stage import mesh_frame, particle_path
+
+    t0 = time.perf_counter()
+    result = {"meshed": [], "skipped": [], "failed": {}}
+    for k, frame in enumerate(frames):
+        if should_stop():
+            break
+        try:
+            result[mesh_frame(root, frame, settings, force=replace)].append(frame)
+        except (OSError, ValueError) as exc:
+            reason = str(exc)
+            result["failed"][frame] = reason if str(particle_path(root, frame)) in reason else \
+                f"{particle_path(root, frame)}: {reason}"
+        report(Status("mesh", frame, k + 1, len(frames), 0, time.perf_counter() - t0))
+    return result
 
 
 def finish(scene, task: Task) -> None:
@@ -152,10 +173,14 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import replay
+    from . import liquid_materials, migrate, replay
 
-    particle_radius = 0.5 * export.spacing(domain)
-    replay.ensure_replay(domain, domain.sph.domain.cache_directory, particle_radius)
+    # A Domain appended from an older file may have missed the load handler.
+    migrate.upgrade_render_particles(domain)
+    d = domain.sph.domain
+    presets = liquid_materials.cache_presets(export.cache_dir(domain))
+    look = liquid_materials.material_for(presets) if presets is not None else None
+    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles, look)
     replay.refresh(domain)
 
 
@@ -234,10 +259,8 @@ def particle_estimate(scene, domain) -> tuple[int, float]:
     return _estimates[key][1]
 
 
-def _estimate(fluids, spacing: float) -> tuple[int, float]:
-    from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
-    from ..core.state import bytes_per_particle
-
+def fluid_volume(fluids) -> float:
+    """Volume (m³) the Fluid objects enclose as evaluated now; objects without a surface count 0."""
     depsgraph = bpy.context.evaluated_depsgraph_get()
     volume = 0.0
     for ob in fluids:
@@ -246,6 +269,13 @@ def _estimate(fluids, spacing: float) -> tuple[int, float]:
         except InputError:
             continue
         volume += abs(export.signed_volume(co, tris)) if len(tris) else 0.0
-    n = int(volume / spacing ** 3)
+    return volume
+
+
+def _estimate(fluids, spacing: float) -> tuple[int, float]:
+    from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
+    from ..core.state import bytes_per_particle
+
+    n = int(fluid_volume(fluids) / spacing ** 3)
     return n, n * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE) / 2**20
 

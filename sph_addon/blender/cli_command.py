@@ -1,12 +1,19 @@
-"""The farm command: ``blender --command sph bake|mesh|free|info FILE.blend [...]``.
+"""The farm command: ``blender --command sph bake|mesh|sync|free|info FILE.blend [...]``.
 
 Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+); the return
 value is the process exit code, as in the plain-Python CLI: 0 done, 2 bad input
 (one line naming the object and setting), 3 the simulation failed, 130
 interrupted (SIGINT/SIGTERM stop between frames; ``--resume`` continues). The
 command opens the .blend itself (a file given before ``--command`` is not
-loaded). After a bake that created the replay objects the file is saved, so a
-farm render of it shows the liquid (``--no-save`` to keep the file untouched).
+loaded).
+
+A render without the add-on reads only the frames the file names (the replay's
+frame ranges, see ``replay``). So after a bake that created the replay objects
+or changed those frames the file is saved (``--no-save`` keeps it untouched),
+naming the baked frames for the particles and, when the Domain's Surface is on,
+for the surface too: the meshing tasks that follow write them. Meshing tasks
+run in parallel and never save; ``sync`` saves the file with the frames the
+cache holds, for a cache baked elsewhere.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from ..core.errors import (
     SimulationError,
     exit_status,
 )
-from . import baking, export, runtime
+from . import baking, export, replay, runtime
 
 
 class _ArgumentError(Exception):
@@ -46,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("bake", "simulate the Domain into its cache directory"),
                        ("mesh", "mesh the surface of the baked frames"),
+                       ("sync", "save the file with the frames the cache holds, for renders without the add-on"),
                        ("free", "delete the files bakes of the Domain wrote"),
                        ("info", "print the cache's state as JSON")):
         p = sub.add_parser(name, help=text)
@@ -68,6 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _has_replay(domain) -> bool:
     return any(ob.get("sph_domain") == domain.name for ob in bpy.data.objects)
+
+
+def _frames_named(domain) -> tuple:
+    return tuple(replay.frame_range(ob) if ob is not None else None for ob in replay.find_replay(domain))
+
+
+def _name_farm_frames(domain) -> None:
+    """The frames a farm render reads: the cache's, and the baked ones for a surface the farm meshes next."""
+    replay.sync_frames(domain)
+    if domain.sph.domain.surface_enabled:
+        replay.expect_surfaces(domain)
 
 
 def run(argv: list[str], echo=baking.console) -> int:
@@ -101,6 +120,16 @@ def run(argv: list[str], echo=baking.console) -> int:
         if args.command == "free":
             echo(f"freed {baking.free(domain)} files in {export.cache_dir(domain)}")
             return EXIT_OK
+        named = _frames_named(domain)
+        if args.command == "sync":
+            if not _has_replay(domain):
+                echo(f"error: {domain.name} has no replay objects: bake it first")
+                return EXIT_INPUT
+            _name_farm_frames(domain)
+            if _frames_named(domain) != named:
+                bpy.ops.wm.save_mainfile()
+                echo(f"saved {bpy.data.filepath}: frames {_frames_named(domain)}")
+            return EXIT_OK
         if args.command == "bake":
             had_replay = _has_replay(domain)
             resume, replace = args.resume, args.replace
@@ -115,9 +144,11 @@ def run(argv: list[str], echo=baking.console) -> int:
             had_replay = True
             task = baking.prepare_mesh(scene, domain, start, end, replace=args.replace)
         result = baking.run_sync(scene, task, echo=echo, should_stop=lambda: stop["requested"])
-        if args.command == "bake" and not had_replay and not args.no_save:
-            bpy.ops.wm.save_mainfile()
-            echo(f"saved {bpy.data.filepath} with the replay objects")
+        if args.command == "bake":
+            _name_farm_frames(domain)
+            if (not had_replay or _frames_named(domain) != named) and not args.no_save:
+                bpy.ops.wm.save_mainfile()
+                echo(f"saved {bpy.data.filepath} with the replay objects and the frames they read")
         if stop["requested"]:
             return EXIT_INTERRUPTED
         if args.command == "mesh" and result.get("failed"):

@@ -29,6 +29,13 @@ parameters measure something else); they are dropped, with one console note
 refuses them instead (``core.scene.REMOVED_PARAMETERS``): only the add-on drops
 values silently enough to need the note.
 
+Domains saved before *Render Particles* existed rendered their particle object
+unless the artist hid it by hand. Such a Domain stores no value for the setting;
+:func:`upgrade_render_particles` stores what its particle object does, so the file
+renders what it rendered (and a particle object the artist hid stays hidden). A
+Domain of this version with the setting untouched reads the same value back from
+its particle object (hidden), so the rule is safe to apply to any file.
+
 On file load (a persistent ``load_post`` handler) every object is upgraded;
 before every export each object of the Domain is (the farm command and
 appended objects may skip the handler). An object with nothing old is skipped at the
@@ -44,6 +51,7 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..core.solvers import SOLVERS
+from . import replay
 
 log = logging.getLogger(__name__)
 
@@ -300,11 +308,28 @@ def _note_dropped(ob, dropped: dict[str, dict[str, object]]) -> None:
                 ob.name, "; ".join(parts))
 
 
+RENDER_PARTICLES = "render_particles"
+
+
+def upgrade_render_particles(ob) -> bool:
+    """Store a Domain's *Render Particles* from its particle object when the file predates it.
+
+    Raw ID property: the setting's update would touch the object it was read from. True if stored.
+    """
+    if ob.sph.role != 'DOMAIN' or ob.library is not None or RENDER_PARTICLES in ob.sph.domain:
+        return False
+    particles, _ = replay.find_replay(ob)
+    if particles is None:
+        return False  # never baked: the new default applies
+    ob.sph.domain[RENDER_PARTICLES] = not particles.hide_render
+    return True
+
+
 def upgrade_all() -> int:
     """Upgrade every local object of the open file (any role); the number of objects changed."""
     changed = 0
     for ob in bpy.data.objects:
-        if ob.library is None and upgrade(ob.sph.material):
+        if ob.library is None and (upgrade(ob.sph.material) | upgrade_render_particles(ob)):
             changed += 1
     return changed
 

@@ -1,5 +1,5 @@
-"""Operators: ``sph.bake``, ``sph.resume``, ``sph.bake_mesh``, ``sph.free_bake``,
-``sph.cancel`` and the quick-setup helpers.
+"""Operators: ``sph.bake`` (simulate, then mesh), ``sph.bake_data``, ``sph.resume``,
+``sph.bake_mesh``, ``sph.free_bake``, ``sph.cancel`` and the quick setups.
 
 From the interface (``invoke``) a bake runs on a worker thread and a modal
 operator polls it: the progress shows in the Domain panel and the status bar,
@@ -17,7 +17,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
-from . import baking, export, jobs, runtime
+from . import baking, export, jobs, quick_setup, replay, runtime
 from . import properties as props
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
@@ -42,6 +42,7 @@ class _TaskOperator:
 
     _timer = None
     _task_name = ""
+    _shown_status = None
 
     def prepare(self, context) -> baking.Task:
         raise NotImplementedError
@@ -103,6 +104,12 @@ class _TaskOperator:
         if job.status is not None and outcome is None:
             context.workspace.status_text_set(f"SPH: {job.status.text()}  (Esc to cancel)")
             _redraw_properties(context)
+            if job.status is not self._shown_status:
+                # The frames written so far can be watched while the bake goes on.
+                self._shown_status = job.status
+                domain = context.scene.objects.get(job.task.domain_name)
+                if domain is not None:
+                    replay.sync_frames(domain)
         if outcome is None:
             return {'PASS_THROUGH'}
         context.window_manager.event_timer_remove(self._timer)
@@ -135,29 +142,35 @@ class _TaskOperator:
 
 
 class _BakeOperator(_TaskOperator):
-    """Shared by sph.bake and sph.resume (a registered operator class cannot be subclassed)."""
+    """Shared by sph.bake, sph.bake_data and sph.resume (a registered operator class cannot be subclassed)."""
 
     bl_options = {'REGISTER'}
 
     replace: BoolProperty(name="Replace", default=False,
                           description="Replace an existing bake in the cache directory (its files are deleted)")
 
+    # Bake and Resume mesh the baked frames too when the Domain's Surface is on (one button gives
+    # a watchable result); Bake Data only simulates, as in Mantaflow's modular cache.
+    meshes_too = True
+
     def prepare(self, context):
-        return baking.prepare_bake(context.scene, self.domain_object(context), self.frame_start, self.frame_end,
-                                   resume=self.resume, replace=self.replace)
+        domain = self.domain_object(context)
+        return baking.prepare_bake(context.scene, domain, self.frame_start, self.frame_end,
+                                   resume=self.resume, replace=self.replace,
+                                   mesh=self.meshes_too and domain.sph.domain.surface_enabled)
 
     def offer_choices(self, context, exc) -> bool:
         """An existing bake is never replaced without asking: offer Resume / Replace."""
         if self.resume or self.replace or "already holds a bake" not in str(exc):
             return False
-        domain = self.domain
+        domain, idname = self.domain, self.bl_idname
 
         def draw(menu, _context):
             layout = menu.layout
             layout.label(text=str(exc), icon='INFO')
-            op = layout.operator("sph.bake", text="Resume", icon='PLAY')
+            op = layout.operator(idname, text="Resume", icon='PLAY')
             op.domain, op.resume = domain, True
-            op = layout.operator("sph.bake", text="Replace (delete the old bake)", icon='TRASH')
+            op = layout.operator(idname, text="Replace (delete the old bake)", icon='TRASH')
             op.domain, op.replace = domain, True
 
         context.window_manager.popup_menu(draw, title="This cache directory holds a bake", icon='QUESTION')
@@ -166,17 +179,32 @@ class _BakeOperator(_TaskOperator):
     def done_message(self, task, outcome):
         m = outcome.result or {}
         done = m.get("frames_done", [])
-        return f"Baked {task.domain_name}: {len(done)} frames into {task.cache_dir}"
+        text = f"Baked {task.domain_name}: {len(done)} frames into {task.cache_dir}"
+        if "mesh" in m:
+            text += f"; {_mesh_summary(m['mesh'])}"
+        return text
 
 
 class SPH_OT_bake(_BakeOperator, bpy.types.Operator):
-    """Simulate the Domain's particles into its cache directory"""
+    """Simulate the Domain's particles into its cache directory, then mesh their surface (if the Domain's
+    Surface is on)"""
 
     bl_idname = "sph.bake"
     bl_label = "Bake"
 
     resume: BoolProperty(name="Resume", default=False,
                          description="Continue a bake that was cancelled or killed, from its last checkpoint")
+
+
+class SPH_OT_bake_data(_BakeOperator, bpy.types.Operator):
+    """Simulate the Domain's particles into its cache directory, without meshing (Bake Mesh meshes later)"""
+
+    bl_idname = "sph.bake_data"
+    bl_label = "Bake Data"
+
+    resume: BoolProperty(name="Resume", default=False,
+                         description="Continue a bake that was cancelled or killed, from its last checkpoint")
+    meshes_too = False
 
 
 class SPH_OT_resume(_BakeOperator, bpy.types.Operator):
@@ -203,12 +231,15 @@ class SPH_OT_bake_mesh(_TaskOperator, bpy.types.Operator):
                                    replace=self.replace)
 
     def done_message(self, task, outcome):
-        r = outcome.result or {}
-        text = f"Meshed {len(r.get('meshed', []))} frames, {len(r.get('skipped', []))} up to date"
-        if r.get("failed"):
-            frame, reason = next(iter(r["failed"].items()))
-            text += f"; {len(r['failed'])} failed (frame {frame}: {reason})"
-        return text
+        return _mesh_summary(outcome.result or {}).capitalize()
+
+
+def _mesh_summary(r: dict) -> str:
+    text = f"meshed {len(r.get('meshed', []))} frames, {len(r.get('skipped', []))} up to date"
+    if r.get("failed"):
+        frame, reason = next(iter(r["failed"].items()))
+        text += f"; {len(r['failed'])} failed (frame {frame}: {reason})"
+    return text
 
 
 class SPH_OT_free_bake(bpy.types.Operator):
@@ -248,45 +279,6 @@ class SPH_OT_cancel(bpy.types.Operator):
         return {'FINISHED'}
 
 
-def _selection_bounds(objects):
-    import numpy as np
-
-    pts = []
-    for ob in objects:
-        m = np.array(ob.matrix_world)
-        pts.append(np.array([tuple(c) for c in ob.bound_box]) @ m[:3, :3].T + m[:3, 3])
-    if not pts:
-        return None
-    pts = np.concatenate(pts)
-    return pts.min(axis=0), pts.max(axis=0)
-
-
-def make_domain(context, objects, margin: float = 0.25):
-    """A wireframe box Domain around ``objects`` (or a 2 m box at the origin)."""
-    bounds = _selection_bounds(objects)
-    if bounds is None:
-        lo, hi = (-1.0, -1.0, 0.0), (1.0, 1.0, 2.0)
-    else:
-        lo, hi = bounds
-        pad = margin * max(hi - lo)
-        lo, hi = lo - pad, hi + pad
-        lo[2] = min(lo[2], bounds[0][2])  # the floor stays where the lowest object is
-    size = [b - a for a, b in zip(lo, hi)]
-    center = [(a + b) / 2 for a, b in zip(lo, hi)]
-    me = bpy.data.meshes.new("SPH Domain")
-    s = [v / 2 for v in size]
-    verts = [(x * s[0], y * s[1], z * s[2]) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-    me.from_pydata(verts, [], faces)
-    ob = bpy.data.objects.new("SPH Domain", me)
-    ob.location = center
-    ob.display_type = 'WIRE'
-    ob.hide_render = True
-    context.scene.collection.objects.link(ob)
-    ob.sph.role = 'DOMAIN'
-    return ob
-
-
 class SPH_OT_make_domain(bpy.types.Operator):
     """Add a Domain box around the selected objects"""
 
@@ -295,7 +287,7 @@ class SPH_OT_make_domain(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def execute(self, context):
-        ob = make_domain(context, list(context.selected_objects))
+        ob = quick_setup.make_domain(context, list(context.selected_objects))
         self.report({'INFO'}, f"Added Domain {ob.name}")
         return {'FINISHED'}
 
@@ -322,13 +314,13 @@ class SPH_OT_quick_fluid(bpy.types.Operator):
             ob.display_type = 'WIRE'
             ob.hide_render = True
         if not export.domains(context.scene):
-            make_domain(context, fluids, margin=1.0)
+            quick_setup.make_domain(context, fluids, margin=1.0)
         self.report({'INFO'}, f"{len(fluids)} fluid objects ({self.preset}); Bake from the Domain")
         return {'FINISHED'}
 
 
-_classes = (SPH_OT_bake, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_cancel, SPH_OT_make_domain,
-            SPH_OT_quick_fluid)
+_classes = (SPH_OT_bake, SPH_OT_bake_data, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_cancel,
+            SPH_OT_make_domain, SPH_OT_quick_fluid)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)

@@ -46,7 +46,7 @@ from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
 from ..core.solvers import SOLVERS
 from ..core.sources import SOURCES
 from ..core.surface.settings import SURFACE_PARAMETERS
-from . import migrate
+from . import migrate, replay
 
 ROLES = (
     ("NONE", "None", "Not part of the simulation"),
@@ -328,8 +328,13 @@ def _make_groups() -> list[type]:
                                           description="Where the bake is stored; '//' is relative to the "
                                                       ".blend file (keep it beside the file on farms)",
                                           **_PATH_KW),
+        "render_particles": BoolProperty(name="Render Particles", default=False, update=_render_particles_changed,
+                                         description="Render the particles as spheres beside the surface (they "
+                                                     "always show in the viewport; rendered, they bead every "
+                                                     "edge of the surface)"),
         "surface_enabled": BoolProperty(name="Surface", default=True,
-                                        description="Mesh a surface from the particles (Bake Mesh)"),
+                                        description="Bake also meshes the surface of the baked frames "
+                                                    "(Bake Data only simulates; Bake Mesh meshes at any time)"),
     }
     SPHSurfaceSettings = type("SPHSurfaceSettings", (bpy.types.PropertyGroup,),
                               {"__annotations__": _annotations(SURFACE_PARAMETERS),
@@ -351,6 +356,11 @@ def _make_groups() -> list[type]:
                              {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
     return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
             SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+
+
+def _render_particles_changed(self, context):
+    particles, _ = replay.find_replay(self.id_data)
+    replay.show_particles_in_render(particles, self.render_particles)
 
 
 def _role_changed(self, context):

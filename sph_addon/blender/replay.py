@@ -28,8 +28,20 @@ Two mechanisms, picked once per object by :func:`ensure_replay`:
 Materials: the mesh Import PLY makes and the point cloud Mesh to Points makes carry no
 material, and the object's material slots do not reach them (verified: Import PLY on
 4.5/5.0, Mesh to Points on 4.2/4.5/5.0), so a Set Material node fed by the modifier's
-*Material* input decides what the replay renders with, in both mechanisms alike; a
-light-blue default is set when that input is empty.
+*Material* input decides what the replay renders with, in both mechanisms alike. Unless
+the artist set one there or gave the Domain a material, it is the look of the bake's
+presets (``liquid_materials``: one shader reading the ``material`` attribute).
+
+Attributes (both mechanisms alike): ``velocity`` (once: no ``vx vy vz`` left), ``speed``, an
+integer ``material``; on particles an integer ``id`` and ``age`` (s) when the cache has them.
+
+Frame ranges: each object reads only the frames whose files its cache holds (modifier inputs
+First Frame / Last Frame, kept by :func:`sync_frames` in step with the files after every
+bake, meshing run and Free, while a bake runs, and when a file is opened); outside them it
+holds the nearest, and with no file it reads nothing. Import PLY prints ``Invalid PLY header``
+for a missing file on every evaluation, farm logs included, so it is never asked for one. A
+render without the add-on reads the ranges saved in the file; the farm command saves them
+(``cli_command``).
 
 The .blend must be saved before ``//`` paths resolve; until then both mechanisms show
 nothing.
@@ -47,14 +59,21 @@ from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
 from ..core.plyio import PlyError, read_ply
+from . import liquid_materials
+from .replay_nodes import (
+    FIRST,
+    KINDS,
+    LAST,
+    MODE_HANDLER,
+    MODE_IMPORT,
+    PARTICLES,
+    SURFACE,
+    TAG_GROUP,
+    ensure_group,
+)
 
 log = logging.getLogger(__name__)
 
-PARTICLES = "particles"
-SURFACE = "surface"
-KINDS = (PARTICLES, SURFACE)
-MODE_IMPORT = "import_ply"
-MODE_HANDLER = "handler"
 
 # ID custom properties on the replay objects (what find_replay and the handlers look for).
 TAG_KIND = "sph_replay"              # "particles" | "surface"
@@ -63,13 +82,8 @@ TAG_CACHE = "sph_cache_dir"          # Blender path of the cache ("//sph_cache")
 TAG_MODE = "sph_replay_mode"         # MODE_IMPORT | MODE_HANDLER
 TAG_RADIUS = "sph_particle_radius"   # the radius ensure_replay last set (to tell user edits apart)
 _TAG_LOADED = "sph_replay_loaded"    # on a handler-mode mesh: the file (path, mtime, size) it holds
-_TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
-_TAG_MATERIAL = "sph_replay_material"  # on the default material we create
 
 MODIFIER_NAME = "SPH Replay"
-_GROUP_VERSION = 1
-_DEFAULT_MATERIAL = "SPH Liquid"
-_LIQUID_RGBA = (0.30, 0.58, 0.95, 1.0)
 _OBJECT_SUFFIX = {PARTICLES: "Particles", SURFACE: "Surface"}
 
 
@@ -105,8 +119,9 @@ def _object_name(domain_ob: bpy.types.Object, kind: str) -> str:
 
 # ---------------------------------------------------------------------------- public API
 
-def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
-                  particle_radius: float) -> tuple[bpy.types.Object, bpy.types.Object]:
+def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: float,
+                  render_particles: bool = False,
+                  material: bpy.types.Material | None = None) -> tuple[bpy.types.Object, bpy.types.Object]:
     """Create or update the domain's replay objects; return (particles, surface).
 
     Idempotent: existing objects, their node groups and materials are reused, and inputs
@@ -118,6 +133,10 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
     cache_dir : Blender path of the cache directory, ``//``-relative by default
         (``"//sph_cache"``), resolved against the saved .blend when frames are read.
     particle_radius : default point radius (m) of the particles' "Radius" input.
+    render_particles : whether renders show the particles (the Domain's *Render Particles*).
+    material : the look the add-on chose for the bake (``liquid_materials.material_for``); the
+        Domain's own material wins over it, and a Material input the artist set is kept.
+        Default: the neutral look.
     """
     mode = MODE_IMPORT if native_import_available() else MODE_HANDLER
     collection = domain_ob.users_collection[0] if domain_ob.users_collection else bpy.context.scene.collection
@@ -125,14 +144,27 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str,
     for kind, ob in zip(KINDS, find_replay(domain_ob)):
         if ob is None:
             ob = _new_object(domain_ob, kind, collection)
-        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius, _domain_material(domain_ob))
+        _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius,
+                   _domain_material(domain_ob) or material or liquid_materials.material_for([]))
+        _sync_frames(ob)
         result.append(ob)
+    show_particles_in_render(result[0], render_particles)
     if mode == MODE_HANDLER:
         for scene in domain_ob.users_scene or (bpy.context.scene,):
             # Handlers and the viewport run on different threads during UI renders (BLENDER_NOTES.md 7).
             scene.render.use_lock_interface = True
         _load_current_frame(result)
     return result[0], result[1]
+
+
+def show_particles_in_render(particles: bpy.types.Object | None, render: bool) -> None:
+    """Particles always show in the viewport but render only on request.
+
+    Rendered beside the surface, spheres of half the spacing bead every edge of the liquid
+    ("a string of pearls"): the surface is what a render wants by default.
+    """
+    if particles is not None and particles.hide_render == render:
+        particles.hide_render = not render
 
 
 def refresh(domain_ob: bpy.types.Object) -> None:
@@ -145,10 +177,81 @@ def refresh(domain_ob: bpy.types.Object) -> None:
     """
     obs = [ob for ob in find_replay(domain_ob) if ob is not None]
     for ob in obs:
+        _sync_frames(ob)
         if ob.get(TAG_MODE) == MODE_HANDLER and ob.type == 'MESH':
             ob.data.pop(_TAG_LOADED, None)
         ob.update_tag()
     _load_current_frame([ob for ob in obs if ob.get(TAG_MODE) == MODE_HANDLER])
+
+
+def sync_frames(domain_ob: bpy.types.Object) -> bool:
+    """Bring the replay objects' frame ranges in step with the files now on disk; True if one changed.
+
+    Cheap (two directory listings): called while a bake runs so the timeline shows the frames
+    already written.
+    """
+    changed = False
+    for ob in find_replay(domain_ob):
+        if ob is not None:
+            changed |= _sync_frames(ob)
+    return changed
+
+
+def frame_range(ob: bpy.types.Object) -> tuple[int, int] | None:
+    """(first, last) frame the replay object reads, first > last when it reads nothing; None when
+    its node group predates frame ranges (it reads every frame)."""
+    mod = _replay_modifier(ob)
+    if mod is None or mod.node_group is None or _socket_identifier(mod.node_group, FIRST) is None:
+        return None
+    first, last = _get_input(ob, FIRST), _get_input(ob, LAST)
+    # An input never set reads its socket's default: nothing.
+    return (1, 0) if first is None or last is None else (int(first), int(last))
+
+
+def set_frame_range(ob: bpy.types.Object, first: int, last: int) -> bool:
+    """Set the frames the replay object reads (only files there must exist); True if it changed."""
+    current = frame_range(ob)
+    if current is None or current == (first, last):
+        return False
+    _set_input(ob, FIRST, int(first))
+    _set_input(ob, LAST, int(last))
+    ob.update_tag()
+    return True
+
+
+def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
+    """The surface reads the frames the particles read, before they are meshed; True if that changed.
+
+    For a farm: the file is saved after the bake task and rendered, without the add-on, after
+    the meshing tasks that follow it, so it must already name the frames they will write.
+    """
+    particles, surface = find_replay(domain_ob)
+    if particles is None or surface is None or frame_range(particles) is None:
+        return False
+    return set_frame_range(surface, *frame_range(particles))
+
+
+def _sync_frames(ob: bpy.types.Object) -> bool:
+    return set_frame_range(ob, *_files_on_disk(ob))
+
+
+def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
+    """(first, last) frame with a file of the object's kind in its cache; (1, 0) when there is none.
+
+    A frame missing *between* the two (meshing runs over separate ranges still going) is
+    read, and empty; every frame outside them is never read.
+    """
+    some = _frame_file(ob, 0)
+    folder = some.parent if some is not None else None
+    if folder is None or not folder.is_dir():
+        return 1, 0
+    prefix = f"{ob.get(TAG_KIND)}_"
+    frames = []
+    for p in folder.glob(f"{prefix}*.ply"):
+        digits = p.stem[len(prefix):]
+        if digits.isdigit():
+            frames.append(int(digits))
+    return (min(frames), max(frames)) if frames else (1, 0)
 
 
 def remove_replay(domain_ob: bpy.types.Object) -> None:
@@ -163,10 +266,10 @@ def remove_replay(domain_ob: bpy.types.Object) -> None:
         if isinstance(data, bpy.types.Mesh) and data.users == 0:
             bpy.data.meshes.remove(data)
         for ng in groups:
-            if ng.get(_TAG_GROUP) and ng.users == 0:
+            if ng.get(TAG_GROUP) and ng.users == 0:
                 bpy.data.node_groups.remove(ng)
         for mat in materials:
-            if isinstance(mat, bpy.types.Material) and mat.get(_TAG_MATERIAL) and mat.users == 0:
+            if isinstance(mat, bpy.types.Material) and mat.get(liquid_materials.TAG) and mat.users == 0:
                 bpy.data.materials.remove(mat)
 
 
@@ -180,10 +283,10 @@ def _new_object(domain_ob: bpy.types.Object, kind: str, collection: bpy.types.Co
 
 
 def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cache_dir: str,
-               particle_radius: float, liquid: bpy.types.Material | None) -> None:
+               particle_radius: float, liquid: bpy.types.Material) -> None:
     """Tag the object and point its modifier at the right node group and files.
 
-    ``liquid``: the Domain's material; it replaces our default material but never one the user set.
+    ``liquid``: the material to show; it replaces one the add-on made but never one the user set.
     """
     if ob.get(TAG_MODE) == MODE_HANDLER and mode == MODE_IMPORT and ob.type == 'MESH':
         # e.g. a 4.2 file opened in 4.5: the mesh held a loaded frame the new group ignores.
@@ -194,17 +297,7 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
     ob[TAG_CACHE] = cache_dir
     ob[TAG_MODE] = mode
     mod = _replay_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
-    group = _ensure_group(kind, mode)
-    if mod.node_group is not group:
-        # A new group means new socket identifiers: carry the user's values over by name.
-        kept = {name: _get_input(ob, name) for name in ("Radius", "Material")}
-        old = mod.node_group
-        mod.node_group = group
-        if old is not None and old.get(_TAG_GROUP) and old.users == 0:
-            bpy.data.node_groups.remove(old)
-        for name, value in kept.items():
-            if value is not None and _socket_identifier(group, name):
-                _set_input(ob, name, value)
+    _use_group(ob, mod, ensure_group(kind, mode))
     if mode == MODE_IMPORT:
         _set_input(ob, "Path", _file_pattern(cache_dir, kind))
     if kind == PARTICLES:
@@ -214,9 +307,25 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
             _set_input(ob, "Radius", float(particle_radius))
             ob[TAG_RADIUS] = float(particle_radius)
     current = _get_input(ob, "Material")
-    if current is None or (current.get(_TAG_MATERIAL) and liquid is not None):
-        _set_input(ob, "Material", liquid or _default_material())
+    if current is None or (current.get(liquid_materials.TAG) and current is not liquid):
+        _set_input(ob, "Material", liquid)
+        if current is not None and current.users == 0 and current.library is None:
+            bpy.data.materials.remove(current)  # ours, replaced (e.g. water became honey)
     ob.update_tag()
+
+
+def _use_group(ob: bpy.types.Object, mod: bpy.types.Modifier, group: bpy.types.NodeTree) -> None:
+    """Point the modifier at ``group``; a new group means new socket identifiers: carry the user's values by name."""
+    if mod.node_group is group:
+        return
+    kept = {name: _get_input(ob, name) for name in ("Path", "Radius", "Material")}
+    old = mod.node_group
+    mod.node_group = group
+    if old is not None and old.get(TAG_GROUP) and old.users == 0:
+        bpy.data.node_groups.remove(old)
+    for name, value in kept.items():
+        if value is not None and _socket_identifier(group, name):
+            _set_input(ob, name, value)
 
 
 def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
@@ -225,7 +334,7 @@ def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
     if mod is not None and mod.type == 'NODES':
         return mod
     return next((m for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None
-                 and m.node_group.get(_TAG_GROUP)), None)
+                 and m.node_group.get(TAG_GROUP)), None)
 
 
 def _set_input(ob: bpy.types.Object, name: str, value) -> None:
@@ -255,24 +364,6 @@ def _domain_material(domain_ob: bpy.types.Object) -> bpy.types.Material | None:
     return domain_ob.active_material if domain_ob.material_slots else None
 
 
-def _default_material() -> bpy.types.Material:
-    """A light-blue, fairly glossy, opaque Principled BSDF: the liquid is visible in a render without setup."""
-    for mat in bpy.data.materials:
-        if mat.get(_TAG_MATERIAL) and mat.library is None:
-            return mat
-    mat = bpy.data.materials.new(_DEFAULT_MATERIAL)
-    mat[_TAG_MATERIAL] = 1
-    if bpy.app.version < (5, 0, 0):  # 5.0 always uses nodes and deprecates the flag
-        mat.use_nodes = True
-    bsdf = next((n for n in mat.node_tree.nodes if n.type == 'BSDF_PRINCIPLED'), None)
-    if bsdf is not None:
-        bsdf.inputs["Base Color"].default_value = _LIQUID_RGBA
-        bsdf.inputs["Roughness"].default_value = 0.15
-    mat.diffuse_color = _LIQUID_RGBA  # Solid-mode viewport colour
-    mat.roughness = 0.15
-    return mat
-
-
 # ---------------------------------------------------------------------------- file paths
 
 def _file_pattern(cache_dir: str, kind: str) -> str:
@@ -299,113 +390,6 @@ def _frame_file(ob: bpy.types.Object, frame: int) -> Path | None:
     return cache.particles_path(frame) if ob.get(TAG_KIND) == PARTICLES else cache.surface_path(frame)
 
 
-# ---------------------------------------------------------------------------- node groups
-
-def _ensure_group(kind: str, mode: str) -> bpy.types.NodeTree:
-    """The shared node group of one kind and mode (per-object settings are modifier inputs)."""
-    key = f"{kind}/{mode}/{_GROUP_VERSION}"
-    for ng in bpy.data.node_groups:
-        if ng.get(_TAG_GROUP) == key and ng.library is None:
-            return ng
-    return _build_group(kind, mode, key)
-
-
-def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
-    """Build the node group: a geometry source, velocity, shading or points, material.
-
-    Import mode reads the file here (BLENDER_NOTES.md section 7: Format String, not Join
-    Strings, whose multi-input links concatenate in reverse creation order); handler mode
-    takes the mesh the frame handler wrote, which already carries ``velocity``.
-    """
-    label = "Particles" if kind == PARTICLES else "Surface"
-    ng = bpy.data.node_groups.new(f"SPH Replay {label}" + (" (Handler)" if mode == MODE_HANDLER else ""),
-                                  "GeometryNodeTree")
-    ng[_TAG_GROUP] = key
-    iface = ng.interface
-    if mode == MODE_HANDLER:
-        iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    else:
-        path = iface.new_socket("Path", in_out="INPUT", socket_type="NodeSocketString")
-        path.description = "PLY file of each frame: Format String pattern, {frame:04} = frame, // = beside the .blend"
-    if kind == PARTICLES:
-        radius = iface.new_socket("Radius", in_out="INPUT", socket_type="NodeSocketFloat")
-        radius.subtype = 'DISTANCE'
-        radius.min_value, radius.default_value = 0.0, 0.01
-        radius.description = "Radius of the rendered particle spheres"
-    mat = iface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
-    mat.description = "Material of the replay (object material slots do not reach generated geometry)"
-    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-
-    nodes, links = ng.nodes, ng.links
-    group_in = nodes.new("NodeGroupInput")
-    group_in.location = (-900, 0)
-    if mode == MODE_IMPORT:
-        geometry = _import_velocity_chain(ng, group_in)
-    else:
-        geometry = group_in.outputs["Geometry"]
-    x = 0
-    if kind == PARTICLES:
-        to_points = nodes.new("GeometryNodeMeshToPoints")
-        to_points.location = (x, 0)
-        links.new(geometry, to_points.inputs["Mesh"])
-        links.new(group_in.outputs["Radius"], to_points.inputs["Radius"])
-        geometry = to_points.outputs["Points"]
-    else:
-        # Files written without normals import flat-shaded; a meshed liquid should look smooth.
-        smooth = nodes.new("GeometryNodeSetShadeSmooth")
-        smooth.location = (x, 0)
-        links.new(geometry, smooth.inputs["Geometry"])
-        geometry = smooth.outputs["Geometry"]
-    set_mat = nodes.new("GeometryNodeSetMaterial")
-    set_mat.location = (x + 200, 0)
-    links.new(geometry, set_mat.inputs["Geometry"])
-    links.new(group_in.outputs["Material"], set_mat.inputs["Material"])
-    group_out = nodes.new("NodeGroupOutput")
-    group_out.location = (x + 400, 0)
-    links.new(set_mat.outputs["Geometry"], group_out.inputs["Geometry"])
-    return ng
-
-
-def _import_velocity_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
-    """Scene Time -> Float to Int -> Format String -> Import PLY -> store ``velocity`` from ``vx vy vz``.
-
-    Float to Int rounds (its default), so the sub-frames Cycles evaluates for motion blur
-    read the nearest frame's file; extra PLY vertex properties arrive as FLOAT point
-    attributes named like the properties (verified 4.5.4, 5.0.1).
-    """
-    nodes, links = ng.nodes, ng.links
-    time = nodes.new("GeometryNodeInputSceneTime")
-    time.location = (-900, 200)
-    to_int = nodes.new("FunctionNodeFloatToInt")
-    to_int.location = (-700, 200)
-    fmt = nodes.new("FunctionNodeFormatString")
-    fmt.location = (-500, 200)
-    fmt.format_items.new('INT', "frame")
-    importer = nodes.new("GeometryNodeImportPLY")
-    importer.location = (-300, 200)
-    links.new(time.outputs["Frame"], to_int.inputs[0])
-    links.new(to_int.outputs[0], fmt.inputs["frame"])
-    links.new(group_in.outputs["Path"], fmt.inputs["Format"])
-    links.new(fmt.outputs[0], importer.inputs["Path"])
-
-    combine = nodes.new("ShaderNodeCombineXYZ")
-    combine.location = (-300, -150)
-    for i, axis in enumerate("xyz"):
-        named = nodes.new("GeometryNodeInputNamedAttribute")
-        named.data_type = 'FLOAT'
-        named.inputs["Name"].default_value = "v" + axis
-        named.location = (-500, -100 - 120 * i)
-        links.new(named.outputs["Attribute"], combine.inputs[i])
-    store = nodes.new("GeometryNodeStoreNamedAttribute")
-    store.location = (-150, 0)
-    store.data_type = 'FLOAT_VECTOR'
-    store.domain = 'POINT'
-    store.inputs["Name"].default_value = "velocity"
-    links.new(importer.outputs[0], store.inputs["Geometry"])
-    links.new(combine.outputs[0], store.inputs["Value"])
-    return store.outputs["Geometry"]
-
-
 # ---------------------------------------------------------------------------- handler mode (4.2)
 
 def _handler_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -429,7 +413,12 @@ def _load_frame(ob: bpy.types.Object, frame: int) -> None:
     me = ob.data
     if me.is_editmode or me.library is not None:
         return
-    path = _frame_file(ob, frame)
+    frames = frame_range(ob)
+    if frames is None:  # an old group not upgraded yet (a linked object): every frame, as before
+        path = _frame_file(ob, frame)
+    else:
+        first, last = frames
+        path = _frame_file(ob, min(max(frame, first), last)) if first <= last else None
     key = _file_key(path)
     if me.get(_TAG_LOADED) == key:
         return
@@ -480,13 +469,12 @@ def _columns(vertices: np.ndarray | None, names: tuple[str, str, str]) -> np.nda
 
 
 def _write_points(me: bpy.types.Mesh, vertices: np.ndarray | None) -> None:
-    """Vertex-only mesh + ``velocity``: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
+    """Vertex-only mesh + attributes: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
     pos = _columns(vertices, ("x", "y", "z"))
-    vel = _columns(vertices, ("vx", "vy", "vz"))
     me.clear_geometry()
     me.vertices.add(len(pos))
     me.attributes["position"].data.foreach_set("vector", pos.ravel())
-    _write_velocity(me, vel)
+    _write_attributes(me, vertices, len(pos), particles=True)
     me.update()
 
 
@@ -496,7 +484,6 @@ def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.nd
     ``.corner_vert`` is internal and undocumented, hence the fallback (BLENDER_NOTES.md section 7).
     """
     pos = _columns(vertices, ("x", "y", "z"))
-    vel = _columns(vertices, ("vx", "vy", "vz"))
     tris = np.zeros((0, 3), np.int32) if faces is None else np.ascontiguousarray(faces, dtype=np.int32)
     me.clear_geometry()
     me.vertices.add(len(pos))
@@ -508,14 +495,45 @@ def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.nd
     else:
         me.loops.foreach_set("vertex_index", tris.ravel())
     me.polygons.foreach_set("loop_start", np.arange(0, tris.size, 3, dtype=np.int32))
-    _write_velocity(me, vel)
+    _write_attributes(me, vertices, len(pos), particles=False)
     me.update(calc_edges=True)
 
 
-def _write_velocity(me: bpy.types.Mesh, vel: np.ndarray) -> None:
-    """Always written: Cycles motion blur and Alembic velocities read it (BLENDER_NOTES.md section 7)."""
-    attr = me.attributes.get("velocity") or me.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
-    attr.data.foreach_set("vector", vel.ravel())
+def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, particles: bool) -> None:
+    """The attributes the import mechanism stores too (``replay_nodes._attribute_chain``).
+
+    ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
+    BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
+    integer ``id`` and ``age`` (s) when the cache has them. An attribute the frame lacks is
+    removed, so a mesh never shows a previous frame's values.
+    """
+    vel = _columns(vertices, ("vx", "vy", "vz"))
+    names = set(vertices.dtype.names or ()) if vertices is not None else set()
+    values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
+              "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
+              "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
+    if particles:
+        if "id" in names:
+            values["id"] = ('INT', "value", _column(vertices, "id", np.int32, n))
+        if "age" in names:
+            values["age"] = ('FLOAT', "value", _column(vertices, "age", np.float32, n))
+    for name in ("id", "age"):
+        if name not in values and name in me.attributes:
+            me.attributes.remove(me.attributes[name])
+    for name, (data_type, key, data) in values.items():
+        attr = me.attributes.get(name)
+        if attr is not None and attr.data_type != data_type:
+            me.attributes.remove(attr)
+            attr = None
+        attr = attr or me.attributes.new(name, data_type, 'POINT')
+        attr.data.foreach_set(key, data)
+
+
+def _column(vertices: np.ndarray | None, name: str, dtype, n: int) -> np.ndarray:
+    """One property as a C-contiguous array of ``dtype`` (zeros if absent); uint32 ids wrap like int32."""
+    if vertices is None or name not in (vertices.dtype.names or ()):
+        return np.zeros(n, dtype)
+    return np.ascontiguousarray(vertices[name].astype(dtype, casting="unsafe"))
 
 
 @persistent
@@ -527,7 +545,22 @@ def _on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | No
 
 @persistent
 def _on_load_post(*_args) -> None:
-    """A file opened on some frame shows that frame (its meshes were emptied before saving)."""
+    """Bring the replay objects up to date with this version and the cache, then show the frame.
+
+    The cache may have changed since the file was saved (a farm baked or freed it), and a file
+    saved by an older version has node groups without frame ranges. Handler mode: the file
+    opens on some frame and shows it (its meshes were emptied before saving).
+    """
+    for ob in bpy.data.objects:
+        if ob.get(TAG_KIND) in KINDS and ob.library is None and ob.get(TAG_MODE) in (MODE_IMPORT, MODE_HANDLER):
+            mod = _replay_modifier(ob)
+            if mod is not None:
+                _use_group(ob, mod, ensure_group(ob[TAG_KIND], ob[TAG_MODE]))
+                _sync_frames(ob)
+    _reload_frame()
+
+
+def _reload_frame() -> None:
     scene = bpy.context.scene
     if scene is not None:
         _on_frame_change(scene)
@@ -548,7 +581,7 @@ def _on_save_pre(*_args) -> None:
 
 @persistent
 def _on_save_post(*_args) -> None:
-    _on_load_post()
+    _reload_frame()
 
 
 _HANDLERS = (

@@ -94,6 +94,7 @@ def _draw_bake(layout, context, ob):
     col = box.column()
     col.use_property_split = True
     col.prop(ob.sph.domain, "cache_directory")
+    col.prop(ob.sph.domain, "render_particles")
     job = jobs.current
     if job is not None and job.task.domain_name == ob.name and job.outcome is None:
         status = job.status
@@ -106,9 +107,11 @@ def _draw_bake(layout, context, ob):
         box.operator("sph.cancel", icon='CANCEL', text="Cancelling..." if job.cancelling else "Cancel (Esc)")
         return
     row = box.row(align=True)
+    row.scale_y = 1.4  # the one button a first bake needs
     row.operator("sph.bake", icon='PHYSICS').domain = ob.name
     row.operator("sph.resume", icon='PLAY', text="Resume").domain = ob.name
     row = box.row(align=True)
+    row.operator("sph.bake_data", icon='PARTICLES').domain = ob.name
     row.operator("sph.bake_mesh", icon='MOD_FLUIDSIM').domain = ob.name
     row.operator("sph.free_bake", icon='TRASH').domain = ob.name
     try:
@@ -130,21 +133,30 @@ def _draw_bake(layout, context, ob):
     box.label(text=text, icon='CHECKMARK' if state.complete else 'PAUSE')
 
 
-def _domain_subpanel(idname: str, label: str, group, params) -> type:
-    """A collapsed sub-panel of the Domain listing declared parameters of one settings group."""
+def _domain_subpanel(idname: str, label: str, group, params, toggle: str = "") -> type:
+    """A collapsed sub-panel of the Domain listing declared parameters of one settings group.
+
+    ``toggle``: a Domain property drawn as the header's checkbox, greying the settings when off.
+    """
 
     def draw(self, context):
-        _draw_params(self.layout, group(context.object.sph.domain), params)
+        d = context.object.sph.domain
+        self.layout.active = not toggle or getattr(d, toggle)
+        _draw_params(self.layout, group(d), params)
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.sph.domain, toggle, text="")
 
     return type(idname, (_PhysicsPanel, bpy.types.Panel), {
         "bl_label": label, "bl_parent_id": "SPH_PT_domain", "bl_options": {'DEFAULT_CLOSED'},
-        "poll": classmethod(lambda cls, context: cls.role_is(context, 'DOMAIN')), "draw": draw})
+        "poll": classmethod(lambda cls, context: cls.role_is(context, 'DOMAIN')), "draw": draw,
+        **({"draw_header": draw_header} if toggle else {})})
 
 
 SPH_PT_domain_simulation = _domain_subpanel("SPH_PT_domain_simulation", "Simulation", lambda d: d,
                                             props.DOMAIN_SIMULATION)
 SPH_PT_domain_surface = _domain_subpanel("SPH_PT_domain_surface", "Surface", lambda d: d.surface,
-                                         props.SURFACE_PARAMETERS)
+                                         props.SURFACE_PARAMETERS, toggle="surface_enabled")
 
 
 class SPH_PT_material(_RolePanel, bpy.types.Panel):

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .ages import MANIFEST_KEY as BIRTHS_KEY
+from .ages import Births
 from .atomic import write_json
 from .cache import CacheDir
 from .cache_checks import check_checkpoint
@@ -273,6 +275,10 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         sim.restore(arrays, meta)
         # Frames after the checkpoint may exist from the killed run; they are rewritten identically.
         manifest["frames_done"] = [f for f in manifest["frames_done"] if f <= sim.frame]
+        # A bake started by a version that wrote no ages keeps writing none.
+        births = Births.from_manifest(manifest, str(cache.manifest_path))
+        if births is not None:
+            births.truncate(sim.frame)
         log.info("resuming %s at frame %d", scene.name, sim.frame)
     else:
         if force and cache.root.exists():
@@ -283,11 +289,12 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         # Written before the first frame: a bake stopped before it (a signal, a full disk) leaves a
         # cache that says what it is, and that a plain bake or --resume starts again (prepare).
         cache.write_manifest(manifest)
+        births = Births()
         first_dt = 1.0 / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
         derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
         manifest["derived"] = {name: c for name, c in derived.items() if c}
         stats = sim.check_and_stats()
-        _write_frame(cache, sim, manifest, stats.as_dict(), checkpoint=True)
+        _write_frame(cache, sim, manifest, stats.as_dict(), births, checkpoint=True)
 
     mesher = _frame_mesher(scene, cache)
     if mesher is not None and not resume:
@@ -302,7 +309,7 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         t0 = time.perf_counter()
         stats = sim.advance_frame()
         last = sim.frame == scene.frame_end
-        _write_frame(cache, sim, manifest, stats.as_dict(),
+        _write_frame(cache, sim, manifest, stats.as_dict(), births,
                      checkpoint=last or (sim.frame - scene.frame_start) % every == 0)
         if mesher is not None:
             mesher(sim.frame)
@@ -336,10 +343,16 @@ def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None
     return lambda frame: mesh_frame(cache.root, frame, settings, force=True)
 
 
-def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, checkpoint: bool) -> None:
+def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, births: Births | None,
+                 checkpoint: bool) -> None:
     st = sim.state
     frame = sim.frame
-    cache.write_particles(frame, st.x, st.v, st.ids, st.material, sim.cache_fields())
+    age = None
+    if births is not None:
+        births.record(frame, st.next_id)
+        manifest[BIRTHS_KEY] = births.pairs
+        age = births.ages(st.ids, frame, sim.scene.fps)
+    cache.write_particles(frame, st.x, st.v, st.ids, st.material, sim.cache_fields(), age=age)
     if checkpoint:
         arrays, meta = sim.checkpoint()
         cache.write_checkpoint(frame, arrays, meta)

@@ -4,7 +4,9 @@
 
     DIR/scene.json                    the exact scene that was baked
     DIR/manifest.json                 format, engine version, frames done, per-frame stats
-    DIR/particles/particles_0001.ply  x y z vx vy vz (float32), id (uint32), material (uint8)
+    DIR/particles/particles_0001.ply  x y z vx vy vz (float32), id (uint32), material (uint8),
+                                      particle_id (uint32, = id), age (float32 s, if known),
+                                      then the models' extras
     DIR/surface/surface_0001.ply      written by the meshing stage
     DIR/state/checkpoint_0001.npz     full state for --resume (no pickle)
     DIR/sdf/sdf_<key>.npz             mesh collider distance fields (colliders/sdf_cache.py)
@@ -147,16 +149,20 @@ class CacheDir:
 
     # particles
     def write_particles(self, frame: int, x: np.ndarray, v: np.ndarray, ids: np.ndarray,
-                        material: np.ndarray, extra: dict[str, tuple[np.ndarray, str]] | None = None) -> None:
-        """Write a particle frame: the base fields, then each ``extra`` name -> (values (n,), PLY dtype).
+                        material: np.ndarray, extra: dict[str, tuple[np.ndarray, str]] | None = None,
+                        age: np.ndarray | None = None) -> None:
+        """Write a particle frame: the base fields, ``particle_id``, ``age`` when given (seconds since
+        the particle first appeared, ``ages.Births``), then each ``extra`` name -> (values (n,), PLY dtype).
 
-        The extras are the models' declared cache fields (``MaterialModel.cache_fields``);
-        a scene whose models declare none writes exactly the base record.
+        ``particle_id`` repeats ``id`` under a name Blender's PLY importer keeps: Blender 4.2-4.5
+        reserve the attribute name ``id`` for integers and drop the float attribute their
+        importer would make of it, so a Python-free replay (Import PLY) gets the ids from it.
+        The extras are the models' declared cache fields (``MaterialModel.cache_fields``).
+        Readers find every field by name: files without the newer fields stay readable.
         """
-        extra = extra or {}
-        dtype = PARTICLE_DTYPE
-        if extra:
-            dtype = np.dtype(PARTICLE_DTYPE.descr + [(name, np.dtype(t).str) for name, (_, t) in extra.items()])
+        extra = {"particle_id": (ids, "<u4"), **({"age": (age, "<f4")} if age is not None else {}),
+                 **(extra or {})}
+        dtype = np.dtype(PARTICLE_DTYPE.descr + [(name, np.dtype(t).str) for name, (_, t) in extra.items()])
         rec = np.empty(len(x), dtype)
         rec["x"], rec["y"], rec["z"] = x[:, 0], x[:, 1], x[:, 2]
         rec["vx"], rec["vy"], rec["vz"] = v[:, 0], v[:, 1], v[:, 2]

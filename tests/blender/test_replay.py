@@ -8,15 +8,17 @@ liquid, and on 4.5+ a fresh Blender without the add-on must render it too (farm 
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
+import types
 from pathlib import Path
 
 import bpy
 import numpy as np
 import pytest
 from conftest import BLENDER, python_for_subprocess
-from evaluated import evaluated_mesh, evaluated_points
+from evaluated import evaluated_mesh, evaluated_mesh_attributes, evaluated_point_attributes, evaluated_points
 from rendering import load_png, projected_window, render, tiny_cycles
 
 SPACING = 0.04
@@ -41,6 +43,16 @@ def _ball(frame: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return x, v, ids
 
 
+def _material(frame: int) -> np.ndarray:
+    """Two materials, one half of the ball each (so each meshes as one piece)."""
+    x = _ball(frame)[0]
+    return (x[:, 0] > DRIFT * frame).astype(np.uint8)
+
+
+def _age(frame: int) -> np.ndarray:
+    return (_ball(frame)[2] % 5 * 0.1 + frame).astype(np.float32)
+
+
 @pytest.fixture(scope="module")
 def cache_root(ext, tmp_path_factory):
     """``ROOT/sph_cache`` with particles and core-meshed surfaces for FRAMES (one numba compile per session)."""
@@ -52,7 +64,7 @@ def cache_root(ext, tmp_path_factory):
     settings = surface.default_settings(SPACING)
     for frame in FRAMES:
         x, v, ids = _ball(frame)
-        cache.write_particles(frame, x, v, ids, np.zeros(len(ids), np.uint8))
+        cache.write_particles(frame, x, v, ids, _material(frame), age=_age(frame))
         stage.mesh_frame(cache.root, frame, settings)
     return root
 
@@ -126,17 +138,97 @@ def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_pl
     np.testing.assert_allclose(vel, _xyz(sfile.vertices, "v"), rtol=0, atol=1e-7)
 
 
-def test_frame_without_files_is_empty(replay, scene_file):
+def test_replay_attributes(replay, scene_file, read_ply, cache_root):
+    """Integer id and material, velocity once (no vx vy vz), speed and age, as in the files, in both mechanisms."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(2)
+    pfile = read_ply(cache_root / "sph_cache" / "particles" / "particles_0002.ply").vertices
+    attrs = evaluated_point_attributes(particles)
+    assert {"vx", "vy", "vz", "particle_id"}.isdisjoint(attrs), sorted(attrs)
+    assert {name: attrs[name][0] for name in ("id", "material", "velocity", "speed", "age")} == {
+        "id": 'INT', "material": 'INT', "velocity": 'FLOAT_VECTOR', "speed": 'FLOAT', "age": 'FLOAT'}
+    np.testing.assert_array_equal(attrs["id"][1], pfile["id"])
+    assert set(np.unique(attrs["material"][1])) == {0, 1}
+    np.testing.assert_array_equal(attrs["material"][1], pfile["material"])
+    velocity = _xyz(pfile, "v")
+    np.testing.assert_allclose(attrs["velocity"][1], velocity, atol=1e-7)
+    np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(velocity, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(attrs["age"][1], pfile["age"], rtol=1e-7)
+
+    sfile = read_ply(cache_root / "sph_cache" / "surface" / "surface_0002.ply").vertices
+    attrs = evaluated_mesh_attributes(surface)
+    assert {"vx", "vy", "vz"}.isdisjoint(attrs), sorted(attrs)
+    assert (attrs["material"][0], attrs["velocity"][0], attrs["speed"][0]) == ('INT', 'FLOAT_VECTOR', 'FLOAT')
+    np.testing.assert_array_equal(attrs["material"][1], sfile["material"])
+    assert set(np.unique(attrs["material"][1])) == {0, 1}
+    np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(_xyz(sfile, "v"), axis=1), rtol=1e-5)
+
+
+def test_cache_without_newer_fields_still_gives_integer_ids(ext, replay, cache_root, tmp_path, read_ply):
+    """A cache written before particle_id and age: ids come from ``id`` (5.0 imports it; 4.5 drops it)."""
+    plyio = ext.core("plyio")
+    x, v, ids = _ball(1)
+    fields = [(a, "<f4") for a in ("x", "y", "z", "vx", "vy", "vz")] + [("id", "<u4"), ("material", "u1")]
+    rec = np.zeros(len(ids), fields)
+    for k, a in enumerate("xyz"):
+        rec[a], rec["v" + a] = x[:, k], v[:, k]
+    rec["id"] = ids
+    plyio.write_ply(tmp_path / "sph_cache" / "particles" / "particles_0001.ply", rec)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "old.blend"))
+    particles, _ = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(1)
+    attrs = evaluated_point_attributes(particles)
+    assert len(evaluated_points(particles)[0]) == len(ids) and "age" not in attrs
+    if particles["sph_replay_mode"] == "import_ply" and BLENDER < (5, 0):
+        assert "id" not in attrs, "4.5's importer drops a property named id: no ids rather than zeros"
+    else:
+        assert attrs["id"][0] == 'INT'
+        np.testing.assert_array_equal(attrs["id"][1], ids)
+
+
+def test_frames_outside_the_cache_hold_the_nearest(replay, scene_file, read_ply, cache_root):
+    """The replay reads only frames with files (no importer error): before and after them it holds the nearest."""
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
     scene = bpy.context.scene
-    scene.frame_set(1)
-    assert len(evaluated_points(particles)[0]) > 0
-    scene.frame_set(MISSING)
-    assert len(evaluated_points(particles)[0]) == 0
-    pos, corners, _ = evaluated_mesh(surface)
-    assert len(pos) == 0 and len(corners) == 0
-    scene.frame_set(3)
+    for frame, shown in ((MISSING, 3), (0, 1), (-7, 1), (2, 2)):
+        scene.frame_set(frame)
+        assert len(evaluated_points(particles)[0]) == len(_ball(shown)[2]), frame
+        sfile = read_ply(cache_root / "sph_cache" / "surface" / f"surface_{shown:04d}.ply")
+        assert len(evaluated_mesh(surface)[0]) == len(sfile.vertices), frame
+
+
+def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, cache_root):
+    """Groups saved by the previous version have no frame range: opening the file swaps in current ones,
+    keeping the user's inputs, and names the cache's frames."""
+    particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
+    mine = bpy.data.materials.new("Mine")
+    replay._set_input(surface, "Material", mine)
+    for ob in (particles, surface):
+        group = ob.modifiers["SPH Replay"].node_group
+        group["sph_replay_group"] = group["sph_replay_group"].rsplit("/", 1)[0] + "/1"
+        for item in [i for i in group.interface.items_tree if i.name in ("First Frame", "Last Frame")]:
+            group.interface.remove(item)
+        assert replay.frame_range(ob) is None
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(scene_file))
+    particles, surface = replay.find_replay(bpy.data.objects["Domain"])
+    assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
+    assert replay._get_input(surface, "Material") == bpy.data.materials["Mine"]
+    assert not any(ng.get("sph_replay_group", "").endswith("/1") for ng in bpy.data.node_groups)
+    bpy.context.scene.frame_set(MISSING)
     assert len(evaluated_points(particles)[0]) == len(_ball(3)[2])
+
+
+def test_no_files_show_nothing(replay, scene_file):
+    particles, surface = replay.ensure_replay(_domain(), "//not_baked", SPACING / 2)
+    assert replay.frame_range(particles)[0] > replay.frame_range(particles)[1]
+    for frame in (1, 2):
+        bpy.context.scene.frame_set(frame)
+        assert len(evaluated_points(particles)[0]) == 0
+        pos, corners, _ = evaluated_mesh(surface)
+        assert len(pos) == 0 and len(corners) == 0
 
 
 def test_reopened_file_shows_its_frame(replay, scene_file):
@@ -193,6 +285,47 @@ def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
     assert replay.find_replay(domain) == (None, None)
     assert _replay_ids() == (before[0], before[1], before[2], before[3] + 1)  # "Mine" is the user's
     assert not any(ng.get("sph_replay_group") for ng in bpy.data.node_groups)
+
+
+def test_particles_show_in_viewport_and_render_on_request(ext, scene_file):
+    """Render Particles (off by default) drives the particle object's render visibility, never the viewport's."""
+    replay = ext.sub("replay")
+    domain = _domain()
+    d = domain.sph.domain
+    assert d.render_particles is False
+    particles, surface = replay.ensure_replay(domain, "//sph_cache", SPACING / 2, d.render_particles)
+    assert particles.hide_render and not surface.hide_render
+    assert particles.visible_get() and not particles.hide_viewport
+    d.render_particles = True
+    assert not particles.hide_render
+    replay.ensure_replay(domain, "//sph_cache", SPACING / 2, d.render_particles)
+    assert not particles.hide_render, "a re-bake keeps the artist's choice"
+    d.render_particles = False
+    assert particles.hide_render and particles.visible_get()
+
+
+@pytest.mark.parametrize("hidden_by_hand", [False, True])
+def test_file_from_before_render_particles_keeps_its_render(ext, scene_file, hidden_by_hand):
+    """A Domain saved before the setting existed stores no value for it, and its particle object rendered
+    unless the artist hid it: opened (load handler) and re-baked (finish), the file renders as it did."""
+    replay, baking = ext.sub("replay"), ext.sub("baking")
+    domain = _domain()
+    domain.sph.role = 'DOMAIN'
+    particles, _ = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
+    particles.hide_render = hidden_by_hand   # the old add-on left it rendered; the artist may have hidden it
+    domain.sph.domain.pop("render_particles", None)
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(scene_file))
+    domain = bpy.data.objects["Domain"]
+    assert "render_particles" in domain.sph.domain, "the load handler stored the old file's behaviour"
+    assert domain.sph.domain.render_particles is not hidden_by_hand
+    # Appended or opened without the handler: the bake's finish upgrades it the same way.
+    domain.sph.domain.pop("render_particles")
+    domain.sph.domain.particle_spacing = SPACING
+    baking.finish(bpy.context.scene, types.SimpleNamespace(domain_name="Domain"))
+    particles, _ = replay.find_replay(domain)
+    assert particles.hide_render is hidden_by_hand
+    assert domain.sph.domain.render_particles is not hidden_by_hand
 
 
 def test_refresh_shows_rewritten_files(ext, replay, cache_root, tmp_path):
@@ -270,6 +403,57 @@ def test_handler_replay_upgrades_to_import(ext, monkeypatch, scene_file):
     assert len(evaluated_points(particles)[0]) == len(_ball(2)[2])
 
 
+# ---------------------------------------------------------------------------- no importer errors
+
+QUIET_CHILD = Path(__file__).with_name("quiet_child.py")
+# What Blender prints when an importer fails: "ERROR (io.ply): ... PLY Importer: surface_0001: Invalid PLY header"
+# (4.5), "io.ply | ERROR PLY Importer: ..." (5.0), "Error: PLY Importer: ..." (the report).
+IMPORTER_ERROR = re.compile(r"(?i)ply importer|invalid ply|io\.ply|\berror\b")
+
+
+def _saved_case(ext, tmp_path, cache_root, name: str, keep_surfaces: bool = True, free: bool = False) -> Path:
+    """A .blend beside a copy of the cache whose replay objects were made the way a bake's end makes them."""
+    folder = tmp_path / name
+    shutil.copytree(cache_root / "sph_cache", folder / "sph_cache")
+    if not keep_surfaces:
+        shutil.rmtree(folder / "sph_cache" / "surface")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    path = folder / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    domain = _domain()
+    domain.sph.role = 'DOMAIN'
+    domain.sph.domain.particle_spacing = SPACING
+    ext.sub("baking").finish(bpy.context.scene, types.SimpleNamespace(domain_name=domain.name))
+    if free:
+        assert bpy.ops.sph.free_bake(domain=domain.name) == {'FINISHED'}
+    bpy.ops.wm.save_mainfile()
+    return path
+
+
+@pytest.mark.parametrize("addon", [False, True] if BLENDER >= (4, 5) else [True],
+                         ids=lambda a: "with_addon" if a else "farm")
+def test_replay_prints_no_importer_error(ext, cache_root, tmp_path, addon):
+    """A baked-but-unmeshed cache, frames outside the cache and a freed bake: Blender prints no importer
+    error, in a fresh process, with the add-on (an artist) and without it (a render farm, 4.5+)."""
+    unmeshed = _saved_case(ext, tmp_path, cache_root, "unmeshed", keep_surfaces=False)
+    full = _saved_case(ext, tmp_path, cache_root, "full")
+    freed = _saved_case(ext, tmp_path, cache_root, "freed", free=True)
+    jobs = [f"{unmeshed}:1,2,{MISSING}", f"{full}:0,{MISSING}", f"{freed}:1,{MISSING}"]
+    env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
+    r = subprocess.run([python_for_subprocess(), str(QUIET_CHILD), *(["--addon"] if addon else []), *jobs],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    shown = json.loads(r.stdout.strip().splitlines()[-1])
+    n = {k: len(_ball(k)[2]) for k in FRAMES}
+    assert shown[str(unmeshed)] == {"1": [n[1], 0], "2": [n[2], 0], str(MISSING): [n[3], 0]}
+    assert [p for p, _ in shown[str(full)].values()] == [n[1], n[3]]
+    assert all(s > 100 for _, s in shown[str(full)].values())
+    assert shown[str(freed)] == {"1": [0, 0], str(MISSING): [0, 0]}
+    printed = r.stdout.splitlines()[:-1] + r.stderr.splitlines()
+    errors = [line for line in printed if IMPORTER_ERROR.search(line)]
+    assert not errors, "\n".join(errors)
+
+
 # ---------------------------------------------------------------------------- rendering
 
 def _setuprender(scene, tmp: Path) -> None:
@@ -314,11 +498,12 @@ def _inside_outside(diff: np.ndarray, scene, frame: int) -> tuple[float, float]:
 def _render_pair(scene, tmp: Path, frame: int, names) -> tuple[np.ndarray, np.ndarray]:
     scene.frame_set(frame)
     shown = render(scene, tmp / "shown.png")
+    was = {name: bpy.data.objects[name].hide_render for name in names}
     for name in names:
         bpy.data.objects[name].hide_render = True
     hidden = render(scene, tmp / "hidden.png")
-    for name in names:
-        bpy.data.objects[name].hide_render = False
+    for name, value in was.items():
+        bpy.data.objects[name].hide_render = value
     return shown, hidden
 
 

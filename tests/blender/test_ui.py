@@ -10,7 +10,6 @@ import types
 import bpy
 import pytest
 from conftest import ROOT
-from mathutils import Vector
 
 
 class RecordingLayout:
@@ -48,6 +47,8 @@ def _draw_all(ext, ob):
     for cls in ui._classes:
         if cls.poll(context):
             panel = types.SimpleNamespace(layout=RecordingLayout(log))
+            if hasattr(cls, "draw_header"):
+                cls.draw_header(panel, context)
             cls.draw(panel, context)
     return log
 
@@ -62,7 +63,8 @@ def test_panels_draw_every_role(ext, saved_file, role):
     props = ext.sub("properties")
     expected = {
         "NONE": set(),
-        "DOMAIN": {p.name for p in props.DOMAIN_TOP + props.DOMAIN_SIMULATION + props.SURFACE_PARAMETERS},
+        "DOMAIN": {p.name for p in props.DOMAIN_TOP + props.DOMAIN_SIMULATION + props.SURFACE_PARAMETERS}
+        | {"render_particles", "cache_directory", "surface_enabled"},
         "FLUID": {p.name for p in props.SOLVERS["viscoelastic"].parameters + props.FLUID_SOURCE},
         "INFLOW": {p.name for p in props.SOLVERS["viscoelastic"].parameters + props.INFLOW},
         "COLLIDER": {p.name for p in props.COLLIDER_COMMON + props.COLLIDER_MESH},
@@ -77,7 +79,7 @@ def test_panels_draw_every_role(ext, saved_file, role):
         assert {f"{group}.{p.name}" for p in model_params} | {f"{group}.preset"} <= owners
     if role == "DOMAIN":
         assert any(kind == "label" and "particles" in text for kind, text in log), "the particle estimate"
-        assert ("operator", "sph.bake") in log and ("operator", "sph.free_bake") in log
+        assert {("operator", f"sph.{op}") for op in ("bake", "bake_data", "bake_mesh", "free_bake")} <= set(log)
     if role == "NONE":
         assert ("operator", "sph.quick_fluid") in log
 
@@ -88,20 +90,6 @@ def test_material_panel_says_when_an_appended_object_has_old_settings(ext, saved
     bpy.context.scene.collection.objects.link(dst.objects[0])
     labels = [text for kind, text in _draw_all(ext, dst.objects[0]) if kind == "label"]
     assert any("older version" in text for text in labels), labels
-
-
-def test_quick_fluid_makes_fluid_and_domain(ext, saved_file):
-    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 1))
-    cube = bpy.context.object
-    assert bpy.ops.sph.quick_fluid(preset="honey") == {'FINISHED'}
-    m = cube.sph.material
-    assert cube.sph.role == 'FLUID' and m.model == "viscoelastic" and m.viscoelastic.preset == "honey"
-    assert m.viscoelastic.kinematic_viscosity == pytest.approx(5e-3) and m.viscoelastic.density == pytest.approx(1420.0)
-    domains = [ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN']
-    assert len(domains) == 1
-    lo = [min((domains[0].matrix_world @ Vector(c))[k] for c in domains[0].bound_box)
-          for k in range(3)]
-    assert lo[2] <= 0.75 and lo[0] < -0.25
 
 
 def test_domain_panel_shows_the_cache_state(ext, saved_file):

@@ -1,0 +1,173 @@
+"""The replay's default look: a shader material per material preset, picked per point by ``material``.
+
+A bake's particles and surface vertices carry the integer attribute ``material``: the index
+of the particle's material in the baked scene's ``materials`` list (the Fluid objects by name,
+then the Inflows; ``export.build_scene``). The material made here reads that attribute and
+gives each index the look of its preset, so water and honey in one bake shade as water and
+honey. Looks were chosen from what each substance does to light:
+
+- water: clear, refractive (IOR 1.333), barely tinted, almost mirror smooth;
+- honey: amber, refractive (IOR 1.49, about that of honey), light through thin parts and a
+  deep amber through thick ones (the tint is applied at each surface crossing);
+- mud: opaque dark brown with a thin glossy wet film (a clear coat);
+- slime: green, mostly transmissive and glossy;
+- jelly: red, translucent by subsurface scattering (light enters, scatters, comes out
+  reddened), with a glossy skin;
+- plasticine: opaque, matte, with a little subsurface softness.
+
+A preset with no look here (a model added later) gets the neutral light-blue glossy look the
+replay used before. The material is built once per list of presets and shared; the replay
+uses it only where the artist set no material of their own (``replay.ensure_replay``). Main
+thread only, like all bpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+
+from ..core.errors import InputError
+from ..core.jsonfile import read_json
+
+# On materials we make (the replay may replace them; never one the artist made): the presets' key.
+TAG = "sph_replay_material"
+ATTRIBUTE = "material"
+
+
+@dataclass(frozen=True)
+class Look:
+    """Principled BSDF settings of one preset (linear RGB; lengths in metres)."""
+
+    color: tuple[float, float, float]
+    roughness: float
+    ior: float = 1.45
+    transmission: float = 0.0
+    subsurface: float = 0.0
+    subsurface_radius: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    subsurface_scale: float = 0.05
+    coat: float = 0.0
+    coat_roughness: float = 0.03
+    specular: float = 0.5
+
+
+LOOKS: dict[str, Look] = {
+    "water": Look(color=(0.85, 0.95, 1.0), roughness=0.01, ior=1.333, transmission=1.0),
+    "honey": Look(color=(1.0, 0.42, 0.03), roughness=0.05, ior=1.49, transmission=1.0),
+    "mud": Look(color=(0.09, 0.055, 0.03), roughness=0.55, coat=0.35, coat_roughness=0.12),
+    "slime": Look(color=(0.35, 0.9, 0.08), roughness=0.08, ior=1.4, transmission=0.85, coat=0.2),
+    "jelly": Look(color=(0.9, 0.08, 0.12), roughness=0.12, ior=1.4, subsurface=1.0,
+                  subsurface_radius=(1.0, 0.2, 0.2), subsurface_scale=0.08, coat=0.6),
+    "plasticine": Look(color=(0.7, 0.25, 0.09), roughness=0.8, specular=0.25, subsurface=0.1,
+                       subsurface_radius=(1.0, 0.5, 0.3), subsurface_scale=0.005),
+}
+FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
+
+
+def look(preset: str) -> Look:
+    return LOOKS.get(preset, FALLBACK)
+
+
+def cache_presets(cache_root: Path) -> list[str] | None:
+    """The preset of each material index of the bake in ``cache_root`` (its stored scene.json).
+
+    None when there is no readable stored scene (nothing baked yet). A material without a
+    preset reads as ``""`` (the fallback look).
+    """
+    try:
+        scene = read_json(Path(cache_root) / "scene.json", "stored scene")
+    except InputError:
+        return None
+    materials = scene.get("materials") if isinstance(scene, dict) else None
+    if not isinstance(materials, list):
+        return None
+    return [str(m.get("preset") or "") if isinstance(m, dict) else "" for m in materials]
+
+
+def material_for(presets: list[str]) -> bpy.types.Material:
+    """The shared material giving material index ``i`` the look of ``presets[i]`` (built once)."""
+    key = ",".join(presets) or "-"
+    for mat in bpy.data.materials:
+        if mat.get(TAG) == key and mat.library is None:
+            return mat
+    names = list(dict.fromkeys(p.title() or "Liquid" for p in presets)) or ["Liquid"]
+    mat = bpy.data.materials.new("SPH " + " + ".join(names))
+    mat[TAG] = key
+    _build(mat, [look(p) for p in presets] or [FALLBACK])
+    return mat
+
+
+def _build(mat: bpy.types.Material, looks: list[Look]) -> None:
+    """One Principled BSDF per distinct look; Mix Shaders pick the look of the point's ``material``."""
+    if bpy.app.version < (5, 0, 0):  # 5.0 always uses nodes and deprecates the flag
+        mat.use_nodes = True
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    nodes.clear()
+    out = nodes.new("ShaderNodeOutputMaterial")
+    distinct = list(dict.fromkeys(looks))
+    shaders = []
+    for k, lk in enumerate(distinct):
+        bsdf = nodes.new("ShaderNodeBsdfPrincipled")
+        bsdf.location = (-600, 400 - 700 * k)
+        bsdf.label = ", ".join(str(i) for i, other in enumerate(looks) if other == lk)
+        _set_look(bsdf, lk)
+        shaders.append(bsdf.outputs["BSDF"])
+    shader = shaders[0]
+    if len(distinct) > 1:
+        attr = nodes.new("ShaderNodeAttribute")
+        attr.attribute_type = 'GEOMETRY'
+        attr.attribute_name = ATTRIBUTE
+        attr.location = (-1200, 0)
+        fac_out = next(o for o in attr.outputs if o.name in ("Fac", "Factor"))  # renamed in 5.0
+        for k, lk in enumerate(distinct[1:], start=1):
+            mix = nodes.new("ShaderNodeMixShader")
+            mix.location = (-300 + 200 * k, 0)
+            links.new(_selects(mat.node_tree, fac_out, [i for i, other in enumerate(looks) if other == lk], k),
+                      mix.inputs["Fac"])
+            links.new(shader, mix.inputs[1])
+            links.new(shaders[k], mix.inputs[2])
+            shader = mix.outputs["Shader"]
+    out.location = (-100 + 200 * len(distinct), 0)
+    links.new(shader, out.inputs["Surface"])
+    first = looks[0]
+    mat.diffuse_color = (*first.color, 1.0)  # the Solid-mode viewport colour
+    mat.roughness = first.roughness
+    if any(lk.transmission > 0 for lk in looks) and hasattr(mat, "use_raytrace_refraction"):
+        mat.use_raytrace_refraction = True  # EEVEE refracts only with it
+
+
+def _selects(tree: bpy.types.NodeTree, value: bpy.types.NodeSocket, indices: list[int], row: int):
+    """A 0/1 socket: 1 where ``value`` is one of ``indices`` (integers; Compare with epsilon 0.5, summed)."""
+    total = None
+    for j, index in enumerate(indices):
+        eq = tree.nodes.new("ShaderNodeMath")
+        eq.operation = 'COMPARE'
+        eq.location = (-900 + 150 * j, -300 * row)
+        tree.links.new(value, eq.inputs[0])
+        eq.inputs[1].default_value = float(index)
+        eq.inputs[2].default_value = 0.5
+        if total is None:
+            total = eq.outputs[0]
+        else:
+            add = tree.nodes.new("ShaderNodeMath")
+            add.operation = 'ADD'
+            add.location = (-900 + 150 * j, -300 * row - 150)
+            tree.links.new(total, add.inputs[0])
+            tree.links.new(eq.outputs[0], add.inputs[1])
+            total = add.outputs[0]
+    return total
+
+
+def _set_look(bsdf: bpy.types.Node, lk: Look) -> None:
+    i = bsdf.inputs
+    i["Base Color"].default_value = (*lk.color, 1.0)
+    i["Roughness"].default_value = lk.roughness
+    i["IOR"].default_value = lk.ior
+    i["Transmission Weight"].default_value = lk.transmission
+    i["Subsurface Weight"].default_value = lk.subsurface
+    i["Subsurface Radius"].default_value = lk.subsurface_radius
+    i["Subsurface Scale"].default_value = lk.subsurface_scale
+    i["Coat Weight"].default_value = lk.coat
+    i["Coat Roughness"].default_value = lk.coat_roughness
+    i["Specular IOR Level"].default_value = lk.specular

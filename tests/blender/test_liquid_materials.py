@@ -1,0 +1,148 @@
+"""The replay's look per material preset (liquid_materials.py), chosen from the bake's materials.
+
+Checked on the node trees and the evaluated ``material`` attribute, not on pixels: which
+Principled BSDF a point with material index ``i`` ends up shaded by is found by evaluating the
+material's node tree for that attribute value.
+"""
+
+import bpy
+import numpy as np
+import pytest
+from evaluated import evaluated_mesh_attributes
+
+
+def _cube(size: float, location, name: str):
+    bpy.ops.mesh.primitive_cube_add(size=size, location=location)
+    ob = bpy.context.object
+    ob.name = name
+    return ob
+
+
+def _quick(preset: str, ob) -> None:
+    for other in bpy.context.scene.objects:
+        other.select_set(other == ob)
+    bpy.context.view_layer.objects.active = ob
+    assert bpy.ops.sph.quick_fluid(preset=preset) == {'FINISHED'}
+
+
+def _domain():
+    return next(ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN')
+
+
+def _coarse(frames: int = 1) -> None:
+    """A few hundred particles, a frame or two: the materials are what is tested, not the flow."""
+    d = _domain().sph.domain
+    d.particle_spacing, d.frame_end = 0.05, frames
+
+
+def _surface_material(ext) -> bpy.types.Material:
+    replay = ext.sub("replay")
+    _, surface = replay.find_replay(_domain())
+    return replay._get_input(surface, "Material")
+
+
+def _value(socket, attribute: float) -> float:
+    """The value reaching ``socket`` when the geometry attribute is ``attribute`` (Math and Attribute only)."""
+    if not socket.is_linked:
+        return socket.default_value
+    node = socket.links[0].from_node
+    if node.type == 'ATTRIBUTE':
+        assert node.attribute_name == "material" and node.attribute_type == 'GEOMETRY'
+        return attribute
+    assert node.type == 'MATH', node.type
+    a, b, c = (_value(node.inputs[k], attribute) for k in range(3))
+    return {"COMPARE": float(abs(a - b) <= max(c, 1e-5)), "ADD": a + b}[node.operation]
+
+
+def _shader_for(mat: bpy.types.Material, attribute: int) -> bpy.types.Node:
+    """The Principled BSDF that shades a point whose ``material`` attribute is ``attribute``."""
+    out = next(n for n in mat.node_tree.nodes if n.type == 'OUTPUT_MATERIAL')
+    node = out.inputs["Surface"].links[0].from_node
+    while node.type == 'MIX_SHADER':
+        fac = _value(node.inputs["Fac"], attribute)
+        assert fac in (0.0, 1.0), "a Mix Shader either keeps or replaces: a point has one material"
+        node = node.inputs[2 if fac == 1.0 else 1].links[0].from_node
+    assert node.type == 'BSDF_PRINCIPLED'
+    return node
+
+
+def _inputs(bsdf) -> dict:
+    i = bsdf.inputs
+    return {"color": tuple(i["Base Color"].default_value)[:3], "transmission": i["Transmission Weight"].default_value,
+            "ior": i["IOR"].default_value, "subsurface": i["Subsurface Weight"].default_value,
+            "roughness": i["Roughness"].default_value}
+
+
+def test_every_preset_has_a_look_of_its_own(ext):
+    looks, presets = ext.sub("liquid_materials").LOOKS, ext.sub("properties").SOLVERS["viscoelastic"].presets
+    assert set(presets) <= set(looks), "a preset without a look renders with the neutral fallback"
+    assert len(set(looks.values())) == len(looks)
+    water, honey, jelly, plasticine = (looks[k] for k in ("water", "honey", "jelly", "plasticine"))
+    assert water.transmission == 1.0 and water.ior == pytest.approx(1.333) and water.roughness < 0.05
+    assert honey.transmission == 1.0 and honey.color[0] > honey.color[1] > 2 * honey.color[2], "amber"
+    assert jelly.subsurface == 1.0, "translucent by subsurface scattering"
+    assert plasticine.transmission == 0.0 and plasticine.roughness >= 0.7, "matte"
+
+
+def test_water_and_honey_quick_setups_get_different_surface_materials(ext, saved_file):
+    found = {}
+    for preset in ("water", "honey"):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.ops.wm.save_as_mainfile(filepath=str(saved_file.with_name(f"{preset}.blend")))
+        _quick(preset, _cube(0.3, (0, 0, 0.5), "Blob"))
+        _coarse()
+        _domain().sph.domain.cache_directory = f"//{preset}_cache"
+        assert bpy.ops.sph.bake() == {'FINISHED'}
+        mat = _surface_material(ext)
+        found[preset] = (mat.name, _inputs(_shader_for(mat, 0)))
+    assert found["water"][0] == "SPH Water" and found["honey"][0] == "SPH Honey"
+    water, honey = found["water"][1], found["honey"][1]
+    assert water["ior"] == pytest.approx(1.333) and honey["ior"] == pytest.approx(1.49)
+    assert water["color"] != honey["color"]
+    r, g, b = honey["color"]
+    assert r > g > b, "honey is amber"
+
+
+def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, saved_file):
+    """Water and jelly in one bake: the surface's material attribute takes both indices, and each index
+    reaches its preset's shader (index order: Fluid objects by name)."""
+    jelly, water = _cube(0.3, (0.25, 0, 0.5), "A Jelly"), _cube(0.3, (-0.25, 0, 0.5), "B Water")
+    for ob in (jelly, water):
+        ob.select_set(True)
+    assert bpy.ops.sph.make_domain() == {'FINISHED'}
+    _quick("jelly", jelly)
+    _quick("water", water)
+    assert len([ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN']) == 1
+    _coarse(frames=2)
+    assert bpy.ops.sph.bake() == {'FINISHED'}
+    mat = _surface_material(ext)
+    assert mat.name == "SPH Jelly + Water"
+    replay = ext.sub("replay")
+    particles, surface = replay.find_replay(_domain())
+    assert replay._get_input(particles, "Material") == mat
+    bpy.context.scene.frame_set(2)
+    indices = evaluated_mesh_attributes(surface)["material"][1]
+    assert set(np.unique(indices)) == {0, 1}
+    jelly, water = _inputs(_shader_for(mat, 0)), _inputs(_shader_for(mat, 1))
+    assert jelly["subsurface"] == 1.0 and jelly["transmission"] == 0.0
+    assert water["transmission"] == 1.0 and water["ior"] == pytest.approx(1.333)
+
+
+def test_the_domains_material_and_the_artists_win(ext, saved_file):
+    _quick("honey", _cube(0.3, (0, 0, 0.5), "Blob"))
+    _coarse()
+    mine = bpy.data.materials.new("Mine")
+    _domain().data.materials.append(mine)
+    assert bpy.ops.sph.bake_data() == {'FINISHED'}
+    assert _surface_material(ext) == mine
+    # Without the Domain's material: the preset's look, until the artist sets one on the modifier.
+    _domain().data.materials.clear()
+    replay = ext.sub("replay")
+    _, surface = replay.find_replay(_domain())
+    replay._set_input(surface, "Material", None)
+    assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
+    assert _surface_material(ext).name == "SPH Honey"
+    theirs = bpy.data.materials.new("Theirs")
+    replay._set_input(surface, "Material", theirs)
+    assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
+    assert _surface_material(ext) == theirs
