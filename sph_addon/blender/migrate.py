@@ -84,6 +84,8 @@ REMOVED: dict[str, dict[str, str]] = {
         "viscosity": "viscosity is now a kinematic Viscosity in m²/s (water 1e-6, honey 5e-3; Clavet's value in "
                      "1/s depended on the particle spacing)",
         "viscous_stretching": "the implicit Viscosity resists stretching as much as compression",
+        "spring_stiffness": "springs are now set by Young's Modulus in Pa (Clavet's Spring Force in 1/s² depended "
+                            "on the particle spacing)",
     },
 }
 

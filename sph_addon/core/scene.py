@@ -51,6 +51,9 @@ REMOVED_PARAMETERS: dict[str, dict[str, str]] = {
         "viscosity": "removed in scene format 2: Clavet's σ in 1/s depended on the particle spacing; viscosity "
                      "is now kinematic_viscosity in m²/s (water 1e-6, olive oil 1e-4, honey 5e-3, lava 1-100); "
                      "delete this field and set kinematic_viscosity",
+        "spring_stiffness": "removed in scene format 2: Clavet's k_spring in 1/s² depended on the particle "
+                            "spacing; springs are now set by youngs_modulus in Pa (soft gelatin 1e3-1e4, firm "
+                            "jelly 2e4, rubber 1e6): delete this field and set youngs_modulus",
         "viscous_stretching": "removed in scene format 2: the implicit viscosity (kinematic_viscosity) resists "
                               "stretching as much as compression; delete this field",
     },

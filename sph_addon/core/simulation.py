@@ -395,13 +395,13 @@ class Simulation:
         if st.n:
             if not (np.isfinite(st.x).all() and np.isfinite(st.v).all()):
                 raise SimulationError(self.frame, "non-finite positions or velocities (the simulation blew "
-                                                  "up); try more substeps, or lower spring_stiffness")
+                                                  "up); try more substeps, or lower youngs_modulus")
             speed = float(np.sqrt(np.max(np.einsum("ij,ij->i", st.v, st.v))))
             limit = self.scene.simulation["max_speed"]
             if speed > limit:
                 raise SimulationError(self.frame, f"a particle reached {speed:.3g} m/s, above "
                                                   f"simulation.max_speed ({limit:g} m/s); try more substeps "
-                                                  f"or a lower spring_stiffness")
+                                                  f"or a lower youngs_modulus")
             lo, hi = st.x.min(axis=0), st.x.max(axis=0)
         else:
             speed, lo, hi = 0.0, np.zeros(3), np.zeros(3)

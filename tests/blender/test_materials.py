@@ -30,7 +30,8 @@ def _fixture(name: str) -> dict:
 
 
 # Removed from the viscoelastic model by scene format 2; still in the fixtures and the old files.
-REMOVED = {"viscoelastic": ("stiffness", "repulsion_factor", "rest_density", "viscosity", "viscous_stretching")}
+REMOVED = {"viscoelastic": ("stiffness", "repulsion_factor", "rest_density", "viscosity", "viscous_stretching",
+                            "spring_stiffness")}
 
 
 def _open_copy(name: str, tmp_path):

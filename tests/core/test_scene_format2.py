@@ -49,9 +49,9 @@ def test_format1_file_naming_only_presets_loads(write_scene):
 
 def test_format1_file_with_other_valid_overrides_loads(write_scene):
     data = scene_dict(format=OLD, materials=[{"name": "water", "preset": "honey",
-                                              "params": {"stiff_viscosity": 0.5, "spring_stiffness": 10.0}}])
+                                              "params": {"stiff_viscosity": 0.5, "youngs_modulus": 10.0}}])
     m = load_scene(write_scene(data)).materials[0]
-    assert (m.params.stiff_viscosity, m.params.spring_stiffness) == (0.5, 10.0)
+    assert (m.params.stiff_viscosity, m.params.youngs_modulus) == (0.5, 10.0)
 
 
 REMOVED = [

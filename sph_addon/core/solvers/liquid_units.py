@@ -132,6 +132,19 @@ def viscosity_lattice_constant(spacing: float, h: float) -> float:
     return float(30.0 / np.sum((1.0 - r / h) * r**2))
 
 
+def spring_stiffness(youngs_modulus: float, density: float, spacing: float, h: float) -> float:
+    """Clavet's k_spring (1/s², Algorithm 5) of a spring network with Young's modulus E (Pa).
+
+    A spring of rest length L ~ r pulls with m k_spring (1 - r/h) per metre of extension, m = ρ s³.
+    Under a uniform strain ε the springs of a particle's lattice carry the stress
+    σ = (ρ k_spring / 2) Σ_o (1-q)|o|² ô ô (ô·ε·ô); with the lattice's isotropic fourth moment
+    this is λ tr(ε) I + 2μ ε with λ = μ = ρ k_spring Σ_o (1-q)|o|² / 30 (a central-force network:
+    Cauchy's relation). The density relaxation holds the volume, so the material is incompressible
+    and E = 3μ: k_spring = E K / (3ρ), K = 30 / Σ_o (1-q)|o|² (:func:`viscosity_lattice_constant`).
+    """
+    return youngs_modulus * viscosity_lattice_constant(spacing, h) / (3.0 * density)
+
+
 def gradient_lattice_constant(spacing: float, h: float) -> float:
     """G (1/m) of the velocity gradient Σ_j (1-q)(v_j - v_i) r̂ᵀ: 3 / Σ_o (1-q)|o| over the lattice,
     whose second moments are isotropic, so a linear field's gradient is exact on it."""

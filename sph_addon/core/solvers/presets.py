@@ -15,17 +15,17 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
     "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3, stiff_viscosity=1.0),
     # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
-    # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
-    # ~10 Pa s. A 10 cm cube settles into a 5 cm heap within 0.8 s and stays (honey keeps spreading).
+    # their water content; Coussot 1997, "Mudflow rheology and dynamics"), a plastic viscosity of
+    # ~10 Pa s, and soft plastic springs (E = 500 Pa, Clavet's eq. 5.2) that keep dents in it.
     "mud": dict(density=1700.0, surface_tension=0.072, kinematic_viscosity=6e-3, yield_stress=150.0,
-                stiff_viscosity=0.3),
+                stiff_viscosity=0.3, springs="dynamic", youngs_modulus=500.0, plasticity=1.0, yield_ratio=0.15),
     # Sticky, stringy: PVA slime's η ~ 20 Pa s, strong cohesion and soft springs.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
-                  springs="dynamic", spring_stiffness=150.0, plasticity=2.0, yield_ratio=0.2),
+                  springs="dynamic", youngs_modulus=100.0, plasticity=2.0, yield_ratio=0.2),
     # A moulded solid that keeps a dent: springs made once, plastic past a small yield.
     "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3,
-                       springs="mould", spring_stiffness=8000.0, plasticity=8.0, yield_ratio=0.02),
+                       springs="mould", youngs_modulus=7000.0, plasticity=8.0, yield_ratio=0.02),
     # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
     "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
-                  springs="mould", spring_stiffness=20000.0, plasticity=0.0, yield_ratio=0.1),
+                  springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1),
 }

@@ -100,8 +100,10 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("springs", "none", choices=tuple(SPRING_MODES), label="Viscoelastic Springs",
               description="none; dynamic: springs form between neighbours as the material flows (SCA 2005); "
                           "mould: springs made once between the particles a source created (thesis fig. 5.3)."),
-    Parameter("spring_stiffness", 0.0, "1/s^2", 0.0, 1e7, label="Spring Force",
-              description="k_spring (Clavet Algorithm 5): elasticity of the springs."),
+    Parameter("youngs_modulus", 0.0, "Pa", 0.0, 1e8, label="Young's Modulus",
+              description="E, stiffness of the springs as a material (soft gelatin 1e3-1e4, firm jelly 2e4, "
+                          "rubber ~1e6). Clavet's k_spring is derived from it, the density and the spacing; "
+                          "the material is incompressible, so E = 3 x its shear modulus."),
     Parameter("plasticity", 0.0, "1/s", 0.0, 1e4, label="Plasticity",
               description="α, rate at which springs take a new rest length (Clavet eq. 5.2); 0 is purely "
                           "elastic."),
@@ -178,7 +180,10 @@ class ViscoelasticModel(MaterialModel):
         self.yield_nu = self.per_material("yield_stress") / self.density
         self.gradient_k = units.gradient_lattice_constant(s, h)
         self.viscosity_k = units.viscosity_lattice_constant(s, h)
-        self.k_spring = self.per_material("spring_stiffness")
+        # Clavet's k_spring (1/s², Algorithm 5) from E: liquid_units.spring_stiffness.
+        self.k_spring = np.array([units.spring_stiffness(p.youngs_modulus, p.density, s, h)
+                                  if m in setup.materials else 0.0 for m, p in
+                                  ((m, setup.materials.get(m)) for m in range(setup.n_materials))])
         self.alpha = self.per_material("plasticity")
         self.gamma = self.per_material("yield_ratio")
         self.mode = self.per_material("springs", np.int64, SPRING_MODES.__getitem__)
