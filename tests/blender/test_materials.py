@@ -21,12 +21,32 @@ FILES = record_exports.blend_files()
 LAYOUT1_KEYS = ("stiffness", "viscosity", "springs", "preset")
 
 
-def _fixture(name: str) -> dict:
-    """What the old add-on exported, less the parameters this version no longer has (dropped on load)."""
+def _fixture(name: str, ext) -> dict:
+    """What the old add-on exported, less the parameters this version no longer has (dropped on load),
+    plus the values the old presets stored that today's presets changed: an upgrade keeps a file's
+    settings, so they are now the file's own overrides."""
     data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
     for m in data["materials"]:
         m["params"] = {k: v for k, v in m["params"].items() if k not in REMOVED.get(m["model"], {})}
+        today = _preset_values(ext, m["model"], m["preset"])
+        kept = {k: v for k, v in OLD_PRESETS.get(m["preset"], {}).items() if today[k] != v}
+        m["params"] = {**kept, **m["params"]}
     return data
+
+
+# What the presets stored, for the parameters still declared, when the fixtures were recorded.
+OLD_PRESETS = {
+    "honey": {"stiff_viscosity": 1.0},
+    "mud": {"stiff_viscosity": 0.3, "springs": "dynamic", "plasticity": 1.0, "yield_ratio": 0.15},
+    "slime": {"stiff_viscosity": 0.3, "springs": "dynamic", "plasticity": 2.0, "yield_ratio": 0.2},
+    "plasticine": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 8.0, "yield_ratio": 0.02},
+    "jelly": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 0.0, "yield_ratio": 0.1},
+}
+
+
+def _preset_values(ext, model: str, preset: str) -> dict:
+    spec = ext.core("solvers").SOLVERS[model]
+    return {**{p.name: p.default for p in spec.parameters}, **spec.presets.get(preset, {})}
 
 
 # Removed from the viscoelastic model by scene format 2; still in the fixtures and the old files.
@@ -70,7 +90,7 @@ def test_old_layout_file_exports_the_same_materials(ext, tmp_path, empty_file, n
         assert not migrate.pending(ob.sph.material), f"{ob.name}: an enum still stored by position"
         if ob.sph.role == 'COLLIDER':
             assert ob.sph.collider.mode == 'solid', "stored as position 0 by the old add-on"
-    want = _fixture(name)
+    want = _fixture(name, ext)
     first = _exported(ext, tmp_path)
     assert first["materials"] == want["materials"]
     assert first["initial_velocities"] == want["initial_velocities"]
@@ -90,7 +110,7 @@ def test_old_layout_is_upgraded_at_export_without_the_load_handler(ext, tmp_path
         migrate.register()
     goo = bpy.data.objects["Goo"]
     assert migrate.pending(goo.sph.material) and goo.sph.material.get("viscosity") == pytest.approx(123.0)
-    assert _exported(ext, tmp_path) == {k: v for k, v in _fixture("old_layout").items() if k != "recorded_with"}
+    assert _exported(ext, tmp_path) == {k: v for k, v in _fixture("old_layout", ext).items() if k != "recorded_with"}
     group = goo.sph.material.viscoelastic
     assert (group.preset, group.springs) == ("honey", "dynamic")
     assert not {"viscosity", "viscous_stretching"} & set(group.keys()), "Clavet's σ is dropped, not converted"
@@ -154,7 +174,7 @@ def test_removed_parameters_in_old_files_are_dropped_with_one_note_per_object(ex
     caplog.clear()
     data = _exported(ext, tmp_path)
     assert not _drop_notes(caplog), "noted once: the values are gone after the first upgrade"
-    assert data == {k: v for k, v in _fixture("old_layout").items() if k != "recorded_with"}
+    assert data == {k: v for k, v in _fixture("old_layout", ext).items() if k != "recorded_with"}
     assert not any(migrate.upgrade(ob.sph.material) for ob in _emitters())
 
 

@@ -15,10 +15,11 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
     "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3, stiff_viscosity=1.0),
     # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
-    # their water content; Coussot 1997, "Mudflow rheology and dynamics"), a plastic viscosity of
-    # ~10 Pa s, and soft plastic springs (E = 500 Pa, Clavet's eq. 5.2) that keep dents in it.
+    # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
+    # ~10 Pa s. No springs: with plastic springs beside the yield stress its free edges kept the
+    # particle lattice (a beaded rim in the render) and it behaved no better.
     "mud": dict(density=1700.0, surface_tension=0.072, kinematic_viscosity=6e-3, yield_stress=150.0,
-                stiff_viscosity=0.3, springs="dynamic", youngs_modulus=500.0, plasticity=1.0, yield_ratio=0.15),
+                stiff_viscosity=0.3),
     # Sticky, stringy: PVA slime's η ~ 20 Pa s, strong cohesion and soft springs.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
                   springs="dynamic", youngs_modulus=100.0, plasticity=2.0, yield_ratio=0.2),
