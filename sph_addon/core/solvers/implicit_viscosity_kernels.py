@@ -40,18 +40,24 @@ from .. import config
 
 
 @njit(**config.NJIT)
-def _pair(x, eta, i, j, inv_h):
-    """(η_ij φ_ij, r̂_ij) of a pair; a weight of 0 where the pair adds nothing (beyond h, coincident,
-    or neither particle viscous)."""
-    w = 0.5 * (eta[i] + eta[j])
+def _direction(x, i, j, inv_h):
+    """(1 - q, r̂_ij) of a pair; (0, 0, 0, 0) beyond h or for coincident particles."""
     ex = x[j, 0] - x[i, 0]
     ey = x[j, 1] - x[i, 1]
     ez = x[j, 2] - x[i, 2]
     r = math.sqrt(ex * ex + ey * ey + ez * ez)
     a = 1.0 - r * inv_h
-    if w == 0.0 or a <= 0.0 or r == 0.0:
+    if a <= 0.0 or r == 0.0:
         return 0.0, 0.0, 0.0, 0.0
-    return w * a, ex / r, ey / r, ez / r
+    return a, ex / r, ey / r, ez / r
+
+
+@njit(**config.NJIT)
+def _pair(x, eta, i, j, inv_h):
+    """(η_ij φ_ij, r̂_ij) of a pair; a weight of 0 where the pair adds nothing (beyond h, coincident,
+    or neither particle viscous)."""
+    a, ex, ey, ez = _direction(x, i, j, inv_h)
+    return 0.5 * (eta[i] + eta[j]) * a, ex, ey, ez
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -147,14 +153,10 @@ def strain_rates(x, v, nbr, count, inv_h, gradient_k, out):
         g = np.zeros((3, 3))
         for kk in range(count[i]):
             j = nbr[i, kk]
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            a = 1.0 - r * inv_h
-            if a <= 0.0 or r == 0.0:
+            a, ex, ey, ez = _direction(x, i, j, inv_h)
+            if a == 0.0:
                 continue
-            e = (ex / r, ey / r, ez / r)
+            e = (ex, ey, ez)
             for c in range(3):
                 dv = a * (v[j, c] - v[i, c])
                 for d in range(3):
