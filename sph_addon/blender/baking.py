@@ -84,6 +84,9 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
     mesh every baked frame of the range (unless cancelled), as Bake Mesh would; the result's
     ``"mesh"`` says how that went.
     """
+    # First: the export and the core's checks import numba modules, and numba reads its cache
+    # folder when it is first imported (runtime.prepare_numba sets it).
+    runtime.prepare_numba()
     root = export.cache_dir(domain)
     # Asked before exporting, so that a refused bake writes nothing, in the artist's words.
     if not resume and not replace and CacheDir(root).has_bake():
@@ -95,7 +98,6 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
     except InputError as exc:
         raise export.explain(exc, exported.origins, root, domain.name) from None
     settings = surface_settings(domain) if mesh else None
-    runtime.prepare_numba()
     baked = prepared.scene
 
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
@@ -123,6 +125,7 @@ def surface_settings(domain):
 
 def prepare_mesh(scene, domain, frame_start: int = 0, frame_end: int = 0, replace: bool = False) -> Task:
     """Mesh the cached particle frames with the Domain's current surface settings."""
+    runtime.prepare_numba()
     root = export.cache_dir(domain)
     settings = surface_settings(domain)
     lo, hi = _frames(domain, frame_start, frame_end) if frame_start or frame_end else (None, None)
@@ -130,7 +133,6 @@ def prepare_mesh(scene, domain, frame_start: int = 0, frame_end: int = 0, replac
     if not frames:
         raise export.ExportError(f"{domain.name}: Cache Directory",
                                  f"{root} has no baked particle frames to mesh; Bake first")
-    runtime.prepare_numba()
 
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
         return mesh_frames(root, frames, settings, replace, report, should_stop)

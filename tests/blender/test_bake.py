@@ -424,3 +424,18 @@ def test_baked_sample_renders_the_liquid(ext, tmp_path, no_replay_leak):
     assert rows.stop > rows.start and cols.stop > cols.start, "the camera sees the liquid"
     changed = float((diff[rows, cols] > 0.05).mean())
     assert changed > 0.5, f"only {changed:.0%} of the liquid's window changed when it was hidden"
+
+
+def test_numba_caches_under_the_extension_user_directory():
+    """A fresh Blender preparing a bake (the export and the core's checks import numba modules) has
+    numba caching under the extension's user directory, never in the extension's own folder: numba
+    reads NUMBA_CACHE_DIR once, at its first import (the checks used to come first)."""
+    from conftest import python_for_subprocess
+
+    child = Path(__file__).with_name("numba_cache_child.py")
+    r = subprocess.run([python_for_subprocess(), str(child), str(ROOT / "sample_blends" / "mud_suzanne.blend")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shown = json.loads(r.stdout.strip().splitlines()[-1])
+    assert shown["numba_loaded"], "the check must exercise the import"
+    assert shown["cache_dir"].startswith(shown["user_dir"]), shown
