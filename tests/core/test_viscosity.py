@@ -180,3 +180,22 @@ def test_slump_follows_pashias_and_a_paste_below_its_yield_stress_stands():
         height = _slump(ratio)
         assert abs(height / expected - 1) < 0.20, (ratio, height, expected)
     assert _slump(0.6) > 0.097
+
+
+def test_viscous_drag_on_a_floor_is_reported_to_it():
+    """A viscous slab (ν = 0.05 m²/s) sliding at 0.2 m/s on a frictionless floor, no gravity: only the
+    floor's no-slip term slows it, and the floor's contact reports receive, frame by frame, exactly
+    the momentum the slab loses (per unit particle mass, to 1e-6 of it); the slab is slowed."""
+    sim = Simulation(parse_scene(scene_dict(
+        particle_spacing=0.02, fps=30, frame_end=100, colliders=[{"type": "plane", "friction": 0.0}],
+        materials=_goo(0.05), simulation={"gravity": [0, 0, 0]},
+        sources=[{"type": "box", "material": "goo", "min": [0, 0, 0], "max": [0.2, 0.2, 0.06],
+                  "velocity": [0.2, 0, 0]}])))
+    before = sim.state.v.sum(axis=0)
+    received = np.zeros(3)
+    for _ in range(5):
+        sim.advance_frame()
+        received += sim.contacts[0].impulse
+    lost = before - sim.state.v.sum(axis=0)
+    assert lost[0] > 0.2 * before[0], "the floor must slow the slab"
+    np.testing.assert_allclose(received, lost, rtol=0, atol=1e-6 * abs(before[0]))

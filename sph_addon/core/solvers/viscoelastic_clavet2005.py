@@ -302,7 +302,8 @@ class ViscoelasticModel(MaterialModel):
         |v*| or at ``VISCOSITY_MAX_ITERATIONS`` (counted in the frame statistics). The
         residual left is spread evenly over the particles (a uniform velocity shift, which
         the operator does not see), so the total momentum is exactly that of v*: the viscous
-        terms are internal forces. Colliders at rest hold the fluid next to them (no slip).
+        terms are internal forces. Colliders at rest hold the fluid next to them (no slip), and
+        receive the drag they exert in their contact reports.
         """
         from . import implicit_viscosity_kernels as ivk
 
@@ -322,6 +323,18 @@ class ViscoelasticModel(MaterialModel):
         if not np.any(wall_b):
             residual = rhs.sum(axis=0) - (v * rho[:, None]).sum(axis=0)
             v += residual / rho.sum()
+        else:
+            # What the walls' no-slip term took from each particle, -Δt K ν B_i v_i (the operator's
+            # wall part at the solution), goes to the colliders equal and opposite: viscous drag.
+            held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
+            b = wall_b[held]
+            vh = v[held]
+            bv = np.column_stack([b[:, 0] * vh[:, 0] + b[:, 3] * vh[:, 1] + b[:, 4] * vh[:, 2],
+                                  b[:, 3] * vh[:, 0] + b[:, 1] * vh[:, 1] + b[:, 5] * vh[:, 2],
+                                  b[:, 4] * vh[:, 0] + b[:, 5] * vh[:, 1] + b[:, 2] * vh[:, 2]])
+            drag = np.zeros((n, 3))
+            drag[held] = -coeff[0] * eta[held, None] * bv / rho[held, None]
+            ctx.walls.received(ctx.x, drag)
         ctx.v[:] = v
         st = self.stats
         st["viscosity_iterations"] += it
