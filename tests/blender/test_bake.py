@@ -6,6 +6,7 @@ Blender and the core (the physics is tested in tests/core).
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -433,8 +434,10 @@ def test_numba_caches_under_the_extension_user_directory():
     from conftest import python_for_subprocess
 
     child = Path(__file__).with_name("numba_cache_child.py")
+    # This process's own bakes set NUMBA_CACHE_DIR; a fresh Blender starts without it.
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     r = subprocess.run([python_for_subprocess(), str(child), str(ROOT / "sample_blends" / "mud_suzanne.blend")],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     shown = json.loads(r.stdout.strip().splitlines()[-1])
     assert shown["numba_loaded"], "the check must exercise the import"
