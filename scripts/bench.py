@@ -7,6 +7,7 @@ Usage::
     python scripts/bench.py --scene dam_break_1m [--particles 1000000] [--frames 3] [--json]
     python scripts/bench.py --scene sdf_build [--json]
     python scripts/bench.py --scene surface_sphere [--vs splashsurf] [--json]
+    python scripts/bench.py --scene material_cost [--frames 20] [--repeats 3] [--json]
 
 Peers (SPlisHSPlasH, splashsurf) are benchmark-only: ``scripts/setup_bench_env.sh`` installs them
 into ``.venv-bench``. Speed is measured here, never asserted in tests; record results in
@@ -26,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "benchmarks"))
 sys.path.insert(0, str(HERE.parent))
 
-SCENES = ("dam_break", "dam_break_scaling", "dam_break_1m", "sdf_build", "surface_sphere")
+SCENES = ("dam_break", "dam_break_scaling", "dam_break_1m", "sdf_build", "surface_sphere", "material_cost")
 DEFAULT_PARTICLES = {"surface_sphere": 100_000, "dam_break_1m": 1_000_000}
 
 
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="sdf_build / surface_sphere: timed repeats")
     ap.add_argument("--particles", type=int, default=None,
                     help="surface_sphere: particle count (100000); dam_break_1m: about this many (1000000)")
-    ap.add_argument("--frames", type=int, default=3, help="dam_break_1m: frames to run")
+    ap.add_argument("--frames", type=int, default=None, help="dam_break_1m: frames to run (3); material_cost (20)")
     ap.add_argument("--cells", type=int, default=128, help="sdf_build: grid cells along the longest axis")
     ap.add_argument("--n", type=int, default=65, help="sdf_build: mesh subdivision (12 n^2 triangles)")
     args = ap.parse_args(argv)
@@ -60,7 +61,11 @@ def main(argv=None) -> int:
     elif args.scene == "dam_break_1m":
         import simulation
 
-        result = simulation.run_large(args.particles, args.frames)
+        result = simulation.run_large(args.particles, args.frames or 3)
+    elif args.scene == "material_cost":
+        import material_cost
+
+        result = material_cost.run(args.frames or 20, args.repeats)
     elif args.scene == "sdf_build":
         import sdf
 
