@@ -60,6 +60,7 @@ REMOVED = [
     ("rest_density", 1.1, "cohesion is now surface_tension in N/m", "set surface_tension"),
     ("viscosity", 20.0, "viscosity is now kinematic_viscosity in m²/s", "set kinematic_viscosity"),
     ("viscous_stretching", True, "resists stretching", "delete this field"),
+    ("spring_stiffness", 400.0, "springs are now set by youngs_modulus in Pa", "set youngs_modulus"),
 ]
 
 

@@ -172,10 +172,9 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
     near = np.flatnonzero(dist < h + 0.5 * spacing)
     if not len(near):
         return out
-    off, weights = _wall_viscosity_weights(spacing, h)
+    off, weights, towards = _wall_viscosity_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
-    r = np.linalg.norm(off, axis=1)
-    normal = share @ ((1.0 - r / h)[:, None] * off / r[:, None])
+    normal = share @ towards
     length = np.linalg.norm(normal, axis=1)
     normal /= np.where(length > 0.0, length, 1.0)[:, None]
     d_i = np.maximum(dist[near], 0.25 * spacing)[:, None]
@@ -186,12 +185,14 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
 
 
 @functools.lru_cache(maxsize=8)
-def _wall_viscosity_weights(spacing: float, h: float) -> tuple[np.ndarray, np.ndarray]:
+def _wall_viscosity_weights(spacing: float, h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lattice offsets (m,3), the (m,6) weights φ ô_a ô_b, and φ ô (m,3), whose share-weighted sum
+    points into the solid."""
     off = _offsets(spacing, h)
     r = np.linalg.norm(off, axis=1)
     a, u = 1.0 - r / h, off / r[:, None]
     pairs = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
-    return off, np.column_stack([a * u[:, p] * u[:, q] for p, q in pairs])
+    return off, np.column_stack([a * u[:, p] * u[:, q] for p, q in pairs]), a[:, None] * u
 
 
 def csf_lattice_constant(spacing: float, h: float) -> float:

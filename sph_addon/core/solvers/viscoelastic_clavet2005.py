@@ -165,9 +165,12 @@ class ViscoelasticModel(MaterialModel):
         # curvature into a tension, and ρ (kg/m³); the explicit force limits the substep.
         self.tension = np.zeros(setup.n_materials)
         self.density = np.ones(setup.n_materials)
+        # Clavet's k_spring (1/s², Algorithm 5) from E: liquid_units.spring_stiffness.
+        self.k_spring = np.zeros(setup.n_materials)
         for m, p in setup.materials.items():
             self.tension[m] = units.csf_tension(p.surface_tension, s, h)
             self.density[m] = p.density
+            self.k_spring[m] = units.spring_stiffness(p.youngs_modulus, p.density, s, h)
         self.tension_dt = min((units.surface_tension_stable_dt(p.surface_tension, p.density, s)
                                 for p in setup.materials.values()), default=math.inf)
         self.beta = self.per_material("stiff_viscosity")
@@ -180,10 +183,6 @@ class ViscoelasticModel(MaterialModel):
         self.yield_nu = self.per_material("yield_stress") / self.density
         self.gradient_k = units.gradient_lattice_constant(s, h)
         self.viscosity_k = units.viscosity_lattice_constant(s, h)
-        # Clavet's k_spring (1/s², Algorithm 5) from E: liquid_units.spring_stiffness.
-        self.k_spring = np.array([units.spring_stiffness(p.youngs_modulus, p.density, s, h)
-                                  if m in setup.materials else 0.0 for m, p in
-                                  ((m, setup.materials.get(m)) for m in range(setup.n_materials))])
         self.alpha = self.per_material("plasticity")
         self.gamma = self.per_material("yield_ratio")
         self.mode = self.per_material("springs", np.int64, SPRING_MODES.__getitem__)
@@ -258,6 +257,10 @@ class ViscoelasticModel(MaterialModel):
             self.d3 = np.zeros((n, 3))
             self.rho = np.zeros(n)
             self.rho_near = np.zeros(n)
+            # The viscosity solve's: unit masses (see __init__), CG vectors and 3x3 block inverses.
+            self.unit_mass = np.ones(n)
+            self.cg = [np.empty((n, 3)) for _ in range(4)]
+            self.cg_inv = np.empty((n, 3, 3))
 
     def velocity_stage(self, ctx: StepContext) -> None:
         """XSPH smoothing, surface tension (CSF) and viscosity impulses (Algorithm 4), before prediction."""
@@ -307,33 +310,24 @@ class ViscoelasticModel(MaterialModel):
         """
         from . import implicit_viscosity_kernels as ivk
 
-        n = ctx.n
-        rho = np.ones(n)
         eta = self.nu[ctx.material]
         if np.any(self.yield_nu > 0):
             eta = eta + self._yield_viscosity(ctx)
         static = ctx.walls.static() if ctx.walls is not None else None
         wall_b = units.wall_viscosity_blocks(ctx.x, static, ctx.spacing, ctx.h)
-        rhs = ctx.v * rho[:, None]
         v = ctx.v.copy()
-        scratch = [np.empty((n, 3)) for _ in range(4)]
         coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h])
-        it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, rho, eta, coeff, wall_b, rhs, VISCOSITY_TOLERANCE,
-                            VISCOSITY_MAX_ITERATIONS, np.empty((n, 3, 3)), *scratch)
-        if not np.any(wall_b):
-            residual = rhs.sum(axis=0) - (v * rho[:, None]).sum(axis=0)
-            v += residual / rho.sum()
+        it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, self.unit_mass, eta, coeff, wall_b, ctx.v,
+                            VISCOSITY_TOLERANCE, VISCOSITY_MAX_ITERATIONS, self.cg_inv, *self.cg)
+        held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
+        if not len(held):
+            v += (ctx.v.sum(axis=0) - v.sum(axis=0)) / ctx.n
         else:
             # What the walls' no-slip term took from each particle, -Δt K ν B_i v_i (the operator's
             # wall part at the solution), goes to the colliders equal and opposite: viscous drag.
-            held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
-            b = wall_b[held]
-            vh = v[held]
-            bv = np.column_stack([b[:, 0] * vh[:, 0] + b[:, 3] * vh[:, 1] + b[:, 4] * vh[:, 2],
-                                  b[:, 3] * vh[:, 0] + b[:, 1] * vh[:, 1] + b[:, 5] * vh[:, 2],
-                                  b[:, 4] * vh[:, 0] + b[:, 5] * vh[:, 1] + b[:, 2] * vh[:, 2]])
-            drag = np.zeros((n, 3))
-            drag[held] = -coeff[0] * eta[held, None] * bv / rho[held, None]
+            blocks = wall_b[held][:, [[0, 3, 4], [3, 1, 5], [4, 5, 2]]]
+            drag = np.zeros((ctx.n, 3))
+            drag[held] = -coeff[0] * eta[held, None] * np.einsum("kij,kj->ki", blocks, v[held])
             ctx.walls.received(ctx.x, drag)
         ctx.v[:] = v
         st = self.stats
@@ -431,7 +425,7 @@ class ViscoelasticModel(MaterialModel):
                "density_iterations_max": st["density_iterations_max"], "density_capped": st["density_capped"],
                "density_error_mean": round(st["density_error_mean"], 6),
                "density_error_max": round(st["density_error_max"], 6)}
-        if np.any(self.nu > 0):
+        if np.any(self.nu > 0) or np.any(self.yield_nu > 0):
             out.update(viscosity_iterations=round(st["viscosity_iterations"] / max(st["substeps"], 1), 3),
                        viscosity_iterations_max=st["viscosity_iterations_max"],
                        viscosity_residual=float(f"{st['viscosity_residual']:.3g}"),
