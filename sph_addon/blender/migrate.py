@@ -278,11 +278,9 @@ def _new_parameters(material) -> list[tuple[object, str, str]]:
 
 
 def _preset_value(group, model: str, name: str):
-    spec = SOLVERS[model]
-    preset = group.preset if "preset" in group.bl_rna.properties else ""
-    values = {p.name: p.default for p in spec.parameters}
-    values.update(spec.presets.get(preset, {}))
-    return values[name]
+    from .properties import preset_of, preset_values  # properties imports this module
+
+    return preset_values(model, preset_of(group))[name]
 
 
 def _removed_values(material) -> list[tuple[object, str, str]]:

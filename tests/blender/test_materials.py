@@ -28,7 +28,7 @@ def _fixture(name: str, ext) -> dict:
     data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
     for m in data["materials"]:
         m["params"] = {k: v for k, v in m["params"].items() if k not in REMOVED.get(m["model"], {})}
-        today = _preset_values(ext, m["model"], m["preset"])
+        today = ext.sub("properties").preset_values(m["model"], m["preset"])
         kept = {k: v for k, v in OLD_PRESETS.get(m["preset"], {}).items() if today[k] != v}
         m["params"] = {**kept, **m["params"]}
     return data
@@ -42,11 +42,6 @@ OLD_PRESETS = {
     "plasticine": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 8.0, "yield_ratio": 0.02},
     "jelly": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 0.0, "yield_ratio": 0.1},
 }
-
-
-def _preset_values(ext, model: str, preset: str) -> dict:
-    spec = ext.core("solvers").SOLVERS[model]
-    return {**{p.name: p.default for p in spec.parameters}, **spec.presets.get(preset, {})}
 
 
 # Removed from the viscoelastic model by scene format 2; still in the fixtures and the old files.
