@@ -298,8 +298,14 @@ class Simulation:
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour, n_colours=N_COLOURS,
                           next_id=st.next_id, resize=st.resize_trailing, walls=walls)
+        nozzles = [(inflow.held(st.x, st.arrays["source"]), inflow) for inflow in self.inflows]
+        nozzles = [(idx, st.x[idx] + dt * inflow.speed * inflow.direction, inflow) for idx, inflow in nozzles
+                   if len(idx)]
         for scheme, models, mats in self.schemes:
             scheme.advance(ctx, models, self._scheme_particles(mats), t, self._collide)
+        for idx, x_end, inflow in nozzles:
+            st.x[idx] = x_end
+            st.v[idx] = inflow.speed * inflow.direction
         if walls is not None:
             for k, x, dv in walls.given:
                 self._add_contact(k, x, dv, walls.placed[k][2])

@@ -54,6 +54,10 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
                   description="Emitted volume per second; 0 means area x speed (a continuous stream)."),
         Parameter("frame_start", 1, "", None, None, description="First frame that emits."),
         Parameter("frame_end", 1000000, "", None, None, description="Last frame that emits."),
+        Parameter("nozzle_length", 0.0, "m", 0.0, None, label="Nozzle Length",
+                  description="Length of pipe behind the emitter: particles move at the emitter's velocity "
+                              "until they have travelled this far, as liquid does inside a nozzle, so a "
+                              "viscous thread hangs from it instead of falling away in slabs (0: no pipe)."),
     ),
     "mesh": (
         _MATERIAL, _VELOCITY,
@@ -211,9 +215,33 @@ class Inflow:
             aw = (np.arange(int(round(2 * hh / s))) + 0.5) * s - hh
             gu, gw = np.meshgrid(au, aw, indexing="ij")
             gu, gw = gu.ravel(), gw.ravel()
-        self.layer = np.asarray(p["center"], float) + np.outer(gu, u) + np.outer(gw, w)
+        self.center = np.asarray(p["center"], float)
+        self.layer = self.center + np.outer(gu, u) + np.outer(gw, w)
+        self.frame_uw = np.stack([u, w])
+        # Lateral extent of the nozzle's bore: the outermost emitted row plus half a spacing.
+        self.bore = (np.abs(gu).max(initial=0.0) + 0.5 * s, np.abs(gw).max(initial=0.0) + 0.5 * s)
         self.layer_volume = len(self.layer) * s**3
         self.rate = p["rate"] if p["rate"] > 0 else _area(p) * speed
+
+    def held(self, x: np.ndarray, source: np.ndarray) -> np.ndarray:
+        """Indices of this emitter's particles still inside its nozzle (``nozzle_length`` behind it).
+
+        The nozzle is a pipe of the emitter's outline: its particles move at the emitter's
+        velocity whatever acts on them (the pipe's wall takes the difference), so the
+        stream below hangs from it. Empty when the emitter has no nozzle.
+        """
+        length = self.params["nozzle_length"]
+        if length <= 0.0 or not len(x):
+            return np.zeros(0, np.int64)
+        mine = np.flatnonzero(source == self.index)
+        rel = x[mine] - self.center
+        axial = rel @ self.direction
+        across = rel @ self.frame_uw.T
+        if self.params["shape"] == "disc":
+            inside = np.hypot(across[:, 0], across[:, 1]) <= self.bore[0]
+        else:
+            inside = (np.abs(across[:, 0]) <= self.bore[0]) & (np.abs(across[:, 1]) <= self.bore[1])
+        return mine[inside & (axial >= -0.5 * self.spacing) & (axial < length)]
 
     def emit(self, frame: float, t: float, dt: float) -> np.ndarray | None:
         """Positions (k,3) to add at the start of a substep of length ``dt`` at time ``t``, or None."""

@@ -13,7 +13,7 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # keeps particles apart (the dam break's front moved by under 1 mm with β = 0.1 1/m).
     "water": dict(density=1000.0, surface_tension=0.072, density_error=0.01, kinematic_viscosity=1e-6),
     # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
-    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=5e-3, stiff_viscosity=1.0),
+    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=0.03, stiff_viscosity=1.0),
     # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
     # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
     # ~10 Pa s. No springs: with plastic springs beside the yield stress its free edges kept the
