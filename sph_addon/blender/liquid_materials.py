@@ -13,7 +13,11 @@ honey. Looks were chosen from what each substance does to light:
 - slime: green, mostly transmissive and glossy;
 - jelly: red, translucent by subsurface scattering (light enters, scatters, comes out
   reddened), with a glossy skin;
-- plasticine: opaque, matte, with a little subsurface softness.
+- plasticine: opaque, matte, with a little subsurface softness;
+- oil: golden and clear, refractive (IOR 1.47, olive oil's), smooth;
+- chocolate: opaque dark brown, glossy (a clear coat on a fat surface);
+- toothpaste: opaque white, a soft sheen, a touch of subsurface (a paste scatters light);
+- dough: pale beige, matte, soft subsurface scattering (flour and water).
 
 A preset with no look here (a model added later) gets the neutral light-blue glossy look the
 replay used before. The material is built once per list of presets and shared; the replay
@@ -61,6 +65,12 @@ LOOKS: dict[str, Look] = {
                   subsurface_radius=(1.0, 0.2, 0.2), subsurface_scale=0.08, coat=0.6),
     "plasticine": Look(color=(0.7, 0.25, 0.09), roughness=0.8, specular=0.25, subsurface=0.1,
                        subsurface_radius=(1.0, 0.5, 0.3), subsurface_scale=0.005),
+    "oil": Look(color=(0.95, 0.72, 0.12), roughness=0.02, ior=1.47, transmission=1.0),
+    "chocolate": Look(color=(0.09, 0.035, 0.015), roughness=0.2, coat=0.8, coat_roughness=0.05),
+    "toothpaste": Look(color=(0.92, 0.93, 0.94), roughness=0.35, subsurface=0.3,
+                       subsurface_radius=(1.0, 1.0, 1.0), subsurface_scale=0.005),
+    "dough": Look(color=(0.86, 0.74, 0.55), roughness=0.85, specular=0.3, subsurface=0.4,
+                  subsurface_radius=(1.0, 0.8, 0.6), subsurface_scale=0.01),
 }
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 

@@ -82,6 +82,11 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert honey.transmission == 1.0 and honey.color[0] > honey.color[1] > 2 * honey.color[2], "amber"
     assert jelly.subsurface == 1.0, "translucent by subsurface scattering"
     assert plasticine.transmission == 0.0 and plasticine.roughness >= 0.7, "matte"
+    oil, chocolate, toothpaste, dough = (looks[k] for k in ("oil", "chocolate", "toothpaste", "dough"))
+    assert oil.transmission == 1.0 and oil.color[0] > oil.color[1] > 2 * oil.color[2], "golden and clear"
+    assert chocolate.transmission == 0.0 and max(chocolate.color) < 0.15 and chocolate.coat >= 0.5, "dark, glossy"
+    assert toothpaste.transmission == 0.0 and min(toothpaste.color) > 0.85, "white, opaque"
+    assert dough.transmission == 0.0 and dough.roughness >= 0.7 and dough.color[0] > dough.color[2], "beige, matte"
 
 
 def test_water_and_honey_quick_setups_get_different_surface_materials(ext, saved_file):

@@ -22,7 +22,7 @@ def cli(*args, timeout=600) -> subprocess.CompletedProcess:
 
 
 def _goo_scene() -> dict:
-    # Springs (dynamic, plastic) and viscosity, so the checkpoint must carry spring state to resume exactly.
+    # Springs (dynamic, Maxwell-relaxing) and viscosity, so the checkpoint must carry spring state to resume exactly.
     return scene_dict(frame_end=14, particle_spacing=0.03,
                       materials=[{"name": "goo", "preset": "slime"}],
                       sources=[{"type": "box", "material": "goo", "min": [0, 0, 0.1], "max": [0.3, 0.3, 0.4]}],

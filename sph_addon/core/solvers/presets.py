@@ -12,21 +12,55 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # particles resolve. The thesis' quadratic β against interpenetration is off: the near-pressure
     # keeps particles apart (the dam break's front moved by under 1 mm with β = 0.1 1/m).
     "water": dict(density=1000.0, surface_tension=0.072, density_error=0.01, kinematic_viscosity=1e-6),
-    # Honey at ~20 °C: η ~ 7 Pa s (2-10 depending on water content), ρ 1420, γ ~ 0.05 N/m.
+    # Olive oil at 20 °C: η ≈ 0.08 Pa s, ρ 910 kg/m³, γ 0.032 N/m (CRC Handbook of Chemistry and
+    # Physics; Sahasrabudhe et al. 2017, "Density, viscosity and surface tension of five vegetable
+    # oils at elevated temperatures"): ν = η/ρ ≈ 1e-4 m²/s. Runs like water, a little slower.
+    "oil": dict(density=910.0, surface_tension=0.032, kinematic_viscosity=1e-4),
+    # Honey as it pours in a cool kitchen (~12 °C): η ≈ 43 Pa s (ν 0.03 m²/s); at 20 °C honey is 2-10 Pa s
+    # (ν 1.4e-3 to 7e-3) and cold or creamed honey 50-100 Pa s; ρ 1420, γ ~ 0.05 N/m. The cool end is
+    # chosen so that the threads the particles resolve (4-5 across) coil: a rope coils when its Reynolds
+    # number U d / ν is small (Cruickshank & Munson 1981: below ~1) and the stream stays thick enough
+    # not to be stretched to one particle by its fall (docs/materials.md, "Coiling"). Runny 20 °C honey
+    # coils only in millimetre threads: set Viscosity to 5e-3 and expect folding, not coils.
     "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=0.03, stiff_viscosity=1.0),
+    # Melted dark chocolate (~45 °C), a Casson fluid: plastic viscosity 2-5 Pa s and apparent
+    # viscosity 5-20 Pa s at pouring rates, Casson yield stress 5-20 Pa (Beckett, "Industrial Chocolate
+    # Manufacture and Use", 2009, ch. 12; ICA method 46), ρ ≈ 1250-1300 kg/m³: ν = 8e-3 (η ≈ 10 Pa s) and
+    # a 15 Pa yield stress, which stops a thin layer (~1 mm) but not a heap. γ ~ 0.04 N/m (fat-based).
+    "chocolate": dict(density=1300.0, surface_tension=0.04, kinematic_viscosity=8e-3, yield_stress=15.0,
+                      stiff_viscosity=1.0),
     # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
     # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
     # ~10 Pa s. No springs: with plastic springs beside the yield stress its free edges kept the
     # particle lattice (a beaded rim in the render) and it behaved no better.
     "mud": dict(density=1700.0, surface_tension=0.072, kinematic_viscosity=6e-3, yield_stress=150.0,
                 stiff_viscosity=0.3),
-    # Sticky, stringy: PVA slime's η ~ 20 Pa s, strong cohesion and soft springs.
+    # Toothpaste, a stiffer Bingham paste: yield stress 100-300 Pa, plastic viscosity 20-100 Pa s,
+    # ρ 1300-1600 kg/m³ (Ahuja, Potanin & Joshi 2018, "Two-dimensional ... yield stress of toothpaste",
+    # J. Non-Newtonian Fluid Mech.; Kalyon et al. 1990): τ_y 200 Pa, η ≈ 50 Pa s, ρ 1450. A ribbon keeps
+    # its section; a 10 cm cube slumps to a heap (τ' = τ_y/(ρgH) = 0.14).
+    "toothpaste": dict(density=1450.0, surface_tension=0.04, kinematic_viscosity=0.035, yield_stress=200.0,
+                       stiff_viscosity=0.3),
+    # PVA-borax slime, a Maxwell viscoelastic liquid: plateau shear modulus G ~ 100-1000 Pa and a
+    # relaxation time τ ~ 0.5-2 s (Cadars et al. 2005; the "slime" rheometry of Casassa et al. 1986,
+    # J. Chem. Educ.), so its zero-shear viscosity G τ is ~100-1000 Pa s: it strings and snaps back when
+    # pulled faster than τ and spreads when left alone. E = 3G; dynamic springs relax as a Maxwell
+    # element (``relaxation_time``) and re-form between new neighbours as it flows.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
-                  springs="dynamic", youngs_modulus=100.0, plasticity=2.0, yield_ratio=0.2),
-    # A moulded solid that keeps a dent: springs made once, plastic past a small yield.
-    "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3,
+                  springs="dynamic", youngs_modulus=300.0, relaxation_time=1.0, plasticity=0.0, yield_ratio=0.1),
+    # A moulded solid that keeps a dent: springs made once, plastic past a small yield. A yield stress of
+    # 300 Pa holds it up under its own weight (without it the plastic springs let a 10 cm cube creep down
+    # to under half its height in 2 s, still flowing); a 10 cm drop still dents it (a 10 cm cube lands to
+    # 83 % of its height; 500 Pa left 89 %). Real modelling clay's is kPa and more, like its E.
+    "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3, yield_stress=300.0,
                        springs="mould", youngs_modulus=7000.0, plasticity=8.0, yield_ratio=0.02),
     # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
     "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
                   springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1),
+    # Bread dough, viscoelastic-plastic: storage modulus ~1-10 kPa, flows over minutes (apparent
+    # viscosity 1e3-1e5 Pa s), ρ ≈ 1200 kg/m³ (Dobraszczyk & Morgenstern 2003, "Rheology and the
+    # breadmaking process", J. Cereal Sci.). Mould springs softer than plasticine's that yield at a larger
+    # strain and flow slower; a high viscosity for the rest (a cheaper stand-in for 1e3 Pa s).
+    "dough": dict(density=1200.0, surface_tension=0.05, kinematic_viscosity=0.1, stiff_viscosity=0.3,
+                  springs="mould", youngs_modulus=3000.0, plasticity=2.0, yield_ratio=0.05),
 }

@@ -98,12 +98,17 @@ PARAMETERS: tuple[Parameter, ...] = (
               description="β, quadratic viscosity impulse (Clavet Algorithm 4): keeps fast particles "
                           "from passing through each other (a numerical aid, not a material property)."),
     Parameter("springs", "none", choices=tuple(SPRING_MODES), label="Viscoelastic Springs",
-              description="none; dynamic: springs form between neighbours as the material flows (SCA 2005); "
+              description="none; dynamic: springs form, stress-free, between neighbours as the material flows; "
                           "mould: springs made once between the particles a source created (thesis fig. 5.3)."),
     Parameter("youngs_modulus", 0.0, "Pa", 0.0, 1e8, label="Young's Modulus",
               description="E, stiffness of the springs as a material (soft gelatin 1e3-1e4, firm jelly 2e4, "
                           "rubber ~1e6). Clavet's k_spring is derived from it, the density and the spacing; "
                           "the material is incompressible, so E = 3 x its shear modulus."),
+    Parameter("relaxation_time", 0.0, "s", 0.0, 1e6, label="Relaxation Time",
+              description="τ, Maxwell relaxation of the springs: their stress decays as exp(-t/τ) while held, so "
+                          "the material snaps back when pulled faster than τ and flows when left alone, with a "
+                          "viscosity η = G τ = E τ / 3 (PVA slime ~1 s). 0: no relaxation. With Plasticity as well, "
+                          "rest lengths also flow at its rate past the Elastic Limit (the two add up)."),
     Parameter("plasticity", 0.0, "1/s", 0.0, 1e4, label="Plasticity",
               description="α, rate at which springs take a new rest length (Clavet eq. 5.2); 0 is purely "
                           "elastic."),
@@ -131,7 +136,8 @@ class ViscoelasticModel(MaterialModel):
 
     name = NAME
     label = "Viscoelastic"
-    description = "Clavet 2005 prediction-relaxation: liquids, honey, mud, slime, plasticine, jelly"
+    description = ("Clavet 2005 prediction-relaxation: liquids, oil, honey, chocolate, mud, toothpaste, slime, "
+                   "dough, plasticine, jelly")
     citation = "Clavet, Beaudoin, Poulin, Particle-based Viscoelastic Fluid Simulation, SCA 2005 (thesis 2005)"
     parameters = PARAMETERS
     presets = VISCOELASTIC_PRESETS
@@ -185,6 +191,8 @@ class ViscoelasticModel(MaterialModel):
         self.viscosity_k = units.viscosity_lattice_constant(s, h)
         self.alpha = self.per_material("plasticity")
         self.gamma = self.per_material("yield_ratio")
+        # Maxwell relaxation time τ (s) per material; 0 = none (``_springs`` turns it into a share per substep).
+        self.tau = self.per_material("relaxation_time")
         self.mode = self.per_material("springs", np.int64, SPRING_MODES.__getitem__)
         # Per-material flags for the kernels (they read no constants from this module).
         self.dynamic = (self.mode == SPRINGS_DYNAMIC).astype(np.uint8)
@@ -407,6 +415,11 @@ class ViscoelasticModel(MaterialModel):
             ctx.resize("spring_partner", int(need * 1.25) + 1)
             ctx.resize("spring_rest", int(need * 1.25) + 1)
         a["bonded"][self.mould[ctx.material] == 1] = 1
+        if np.any(self.tau > 0):
+            # Maxwell: the share of (r - L) each rest length moves by this substep, 1 - exp(-Δt/τ).
+            relax = np.where(self.tau > 0, -np.expm1(-ctx.dt / np.where(self.tau > 0, self.tau, 1.0)), 0.0)
+            self.k.relax_springs(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
+                                 relax)
         self.k.springs_plasticity_and_displacements(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"],
                                                     a["spring_rest"], self.k_spring, self.alpha, self.gamma,
                                                     ctx.h, ctx.dt, self.d3)

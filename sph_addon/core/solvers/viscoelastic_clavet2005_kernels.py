@@ -303,8 +303,11 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, dynamic, mould, h, part
     """Create springs (SCA 2005 Algorithm 5 preamble; thesis fig. 5.3 for moulds).
 
     Dynamic materials: every same-material neighbour pair with q < 1 and no spring
-    gets one of rest length h. Mould materials: particles not yet bonded get springs
-    to same-material, same-source, not-yet-bonded neighbours with their current
+    gets one with its current distance as rest length, so it is stress-free when made
+    and its elasticity is set by E alone (SCA 2005 gives it rest length h, which
+    exerts nothing until plasticity has shortened it: an elasticity that depended on
+    the history). Mould materials: particles not yet bonded get springs to
+    same-material, same-source, not-yet-bonded neighbours with their current
     distance as rest length (then ``bonded`` is set by the caller).
 
     Parameters
@@ -360,8 +363,45 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, dynamic, mould, h, part
             used += 1
             if free >= 0:
                 partner[i, free] = pid
-                rest[i, free] = h if is_dynamic else r
+                rest[i, free] = r
         used_out[i] = used
+
+
+@njit(**config.NJIT_PARALLEL)
+def relax_springs(x, mat, index_of_id, partner, rest, relax):
+    """Maxwell relaxation of the rest lengths: L += (r - L)(1 - exp(-Δt/τ)), once per substep.
+
+    A spring is a Maxwell element (a spring in series with a dashpot): held at a fixed
+    length r, its elastic extension r - L, hence its force, decays exactly as exp(-t/τ)
+    whatever the substep. With the network's shear modulus G = E/3 its dashpot is a
+    viscosity η = G τ. Clavet's plasticity (eq. 5.2, in the caller's next kernel) acts
+    on top: beyond the yield strain the rest length flows faster still.
+
+    Parameters
+    ----------
+    x : (n,3) predicted positions, m. mat : (n,) uint8.
+    index_of_id : (max_id+1,) int64 current index of each id, -1 if gone.
+    partner : (n,S) int64 spring partner ids, -1 free. rest : (n,S) float64 rest lengths, m; mutated.
+    relax : per-material share 1 - exp(-Δt/τ) of (r - L) removed this substep (0: none).
+    """
+    n = x.shape[0]
+    width = partner.shape[1]
+    for i in prange(n):
+        c = relax[mat[i]]
+        if c <= 0.0:
+            continue
+        for s in range(width):
+            pid = partner[i, s]
+            if pid < 0:
+                continue
+            j = index_of_id[pid] if pid < index_of_id.shape[0] else -1
+            if j < 0:
+                continue
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            rest[i, s] += (r - rest[i, s]) * c
 
 
 @njit(**config.NJIT_PARALLEL)
