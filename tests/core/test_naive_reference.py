@@ -307,7 +307,7 @@ def test_implicit_viscosity_operator_matches_brute_force(layout):
     coeff = np.array([DT * 4000.0, 1.0 / H, 1.0])
     ref = naive.viscous_operator(x, v, rho, eta, coeff[0], H, wall_b)
     out = np.zeros((n, 3))
-    no_springs = np.empty((n, 0), np.int64), np.empty((n, 0)), np.empty((n, 0, 3))
+    no_springs = np.empty((n, 0), np.int64), np.empty((n, 0, 2)), np.empty((n, 0, 3))
     ivk.apply_operator(x, v, s["nbr"], s["count"], rho, eta, coeff, wall_b, *no_springs, out)
     scale = np.abs(ref).max()
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * scale)
@@ -423,7 +423,7 @@ def test_implicit_springs_match_a_dense_assembly():
     assert fill.min() > 0
 
     sj = np.empty((n, width), np.int64)
-    sw = np.empty((n, width))
+    sw = np.empty((n, width, 2))
     se = np.empty((n, width, 3))
     dv = np.empty((n, 3))
     ivk.spring_terms(x, mat, index_of_id, partner, rest, k_spring, H, DT, sj, sw, se, dv)
@@ -431,6 +431,8 @@ def test_implicit_springs_match_a_dense_assembly():
     np.testing.assert_allclose(dv, dv_ref, rtol=0, atol=1e-12 * np.abs(dv_ref).max())
     np.testing.assert_allclose(dv.sum(axis=0), 0.0, atol=1e-12 * np.abs(dv).max())
     assert np.abs(stiffness).max() > 1.0  # the springs dominate the unit mass
+    live = sj >= 0
+    assert np.any(sw[..., 1][live] > 0) and np.any(sw[..., 1][live] == 0)  # stretched and compressed
 
     nbr = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int32)
     count = np.full(n, n - 1, np.int32)

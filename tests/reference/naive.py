@@ -318,8 +318,9 @@ def spring_system(x, mat, index_of_id, partner, rest, k_spring, h, dt):
 
     Per live spring of particle i (partner index j >= 0, L < h, r > 0), with κ = k_spring (1 - L/h):
     the impulse Δt κ (r - L) r̂_ij on i (Algorithm 5's displacement D over Δt, as a velocity), and the
-    3x3 blocks Δt² κ r̂ r̂ᵀ at (i, i) and -Δt² κ r̂ r̂ᵀ at (i, j) of the 3n x 3n stiffness matrix
-    (axial part only; j's own row gives (j, j) and (j, i)).
+    3x3 blocks Δt² J at (i, i) and -Δt² J at (i, j) of the 3n x 3n stiffness matrix, J = κ r̂ r̂ᵀ +
+    κ max(0, 1 - L/r) (I - r̂ r̂ᵀ) (axial, and transverse for stretched springs only; j's own row
+    gives (j, j) and (j, i)).
 
     Returns
     -------
@@ -341,7 +342,8 @@ def spring_system(x, mat, index_of_id, partner, rest, k_spring, h, dt):
                 continue
             kappa = k_spring[mat[i]] * (1.0 - L / h)
             dv[i] += dt * kappa * (r - L) * rhat
-            block = dt * dt * kappa * np.outer(rhat, rhat)
+            axial = np.outer(rhat, rhat)
+            block = dt * dt * kappa * (axial + max(0.0, 1.0 - L / r) * (np.eye(3) - axial))
             stiffness[3 * i:3 * i + 3, 3 * i:3 * i + 3] += block
             stiffness[3 * i:3 * i + 3, 3 * j:3 * j + 3] -= block
     return dv, stiffness

@@ -303,8 +303,9 @@ class ViscoelasticModel(MaterialModel):
 
         Springs: v = v* + Δt a_s(x + Δt (θ v - ψ v*)), a_s the springs' force per unit mass at the
         positions the substep will predict, linearised about the current x with the axial stiffness
-        only (``implicit_viscosity_kernels.spring_terms``): the system gains θ Δt² κ_ij r̂ r̂ᵀ pair
-        blocks (it stays symmetric positive definite), the right-hand side Δt a_s(x) + ψ Δt² K_s v*.
+        and the stretched springs' transverse one (``implicit_viscosity_kernels.spring_terms``): the
+        system gains θ Δt² K_s pair blocks (positive semi-definite, so it stays symmetric positive
+        definite), the right-hand side Δt a_s(x) + ψ Δt² K_s v*.
         θ = ``SPRING_THETA``, ψ = ``SPRING_PSI`` (θ = 1, ψ = 0: backward Euler).
 
         The guess is the right-hand side; the solve stops at a residual of ``VISCOSITY_TOLERANCE``
@@ -327,7 +328,7 @@ class ViscoelasticModel(MaterialModel):
             a = ctx.arrays
             width = a["spring_partner"].shape[1]
             sj = np.empty((ctx.n, width), np.int64)
-            sw = np.empty((ctx.n, width))
+            sw = np.empty((ctx.n, width, 2))
             se = np.empty((ctx.n, width, 3))
             rhs = np.empty((ctx.n, 3))
             ivk.spring_terms(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
@@ -338,7 +339,7 @@ class ViscoelasticModel(MaterialModel):
                 rhs += SPRING_PSI * kv
             rhs += ctx.v
         else:
-            sj, sw, se = np.empty((ctx.n, 0), np.int64), np.empty((ctx.n, 0)), np.empty((ctx.n, 0, 3))
+            sj, sw, se = np.empty((ctx.n, 0), np.int64), np.empty((ctx.n, 0, 2)), np.empty((ctx.n, 0, 3))
         v = rhs.copy()
         it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, self.unit_mass, eta, coeff, wall_b, sj, sw, se, rhs,
                             VISCOSITY_TOLERANCE, VISCOSITY_MAX_ITERATIONS, self.cg_inv, *self.cg)
