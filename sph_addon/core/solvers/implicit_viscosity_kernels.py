@@ -1,4 +1,4 @@
-"""Implicit viscosity: a matrix-free, block-Jacobi preconditioned conjugate gradient solve (numba).
+"""Implicit viscosity and springs: a matrix-free, block-Jacobi preconditioned conjugate gradient solve (numba).
 
 In the spirit of Weiler, Koschier, Brand, Bender, "A Physically Consistent
 Implicit Viscosity Solver for SPH Fluids", Computer Graphics Forum 37(2), 2018:
@@ -21,6 +21,23 @@ is symmetric positive definite. Deviations from Weiler: the weight φ = 1 - q
 and its calibration replace ∇W/(r² + 0.01 h²) (no regularisation is needed: φ
 stays finite at r = 0, where the pair is skipped); the preconditioner is the
 3x3 block diagonal of A (Weiler's choice), inverted once per solve.
+
+Springs (Clavet 2005, Algorithm 5) are solved in the same system: where Clavet
+moves each particle explicitly by D = Δt² k_spring (1 - L/h)(L - r) r̂ per spring,
+which is stable only for Δt below ~0.7/sqrt(15 k_spring), we take the springs'
+force per unit mass a_s = k_spring (1 - L/h)(r - L) r̂ at the positions the
+substep predicts, linearised about the current ones (backward Euler, as Baraff &
+Witkin, "Large steps in cloth simulation", SIGGRAPH 1998):
+
+    (I + Δt K_ν + θ Δt² K_s) v = v* + Δt a_s(x) + ψ Δt² K_s v*,
+
+K_s the springs' stiffness (:func:`spring_terms`: axial κ = k_spring (1 - L/h)
+along r̂ r̂ᵀ, and the geometric term κ (1 - L/r)(I - r̂ r̂ᵀ) of stretched springs
+only, so K_s is positive semi-definite and A stays SPD; the compressed springs'
+negative geometric term stays explicit, Choi & Ko 2002). θ = 1, ψ = 0 is
+backward Euler; the model chooses (``viscoelastic_clavet2005.SPRING_THETA``).
+The springs come from the particles' spring rows (partners by id), not from the
+neighbour list: a stretched spring may be longer than h.
 
 Vectors are (n,3) arrays; every kernel is nogil and parallel over particles
 (each writes only its own row), so the result does not depend on the thread
