@@ -248,7 +248,7 @@ def test_a_rubber_block_keeps_its_shape_at_the_substeps_of_jelly():
     springs needed 0.7/sqrt(15 k_spring) = 0.25 ms, ~140 substeps per frame) dropped on a floor stays
     finite, settles at rest with its height and width within 3 % of its side (measured -1.3 % and
     +0.3 %), and takes the substeps jelly (E = 10 kPa) takes (6 per frame, ``SPRING_MAX_DT``); water
-    takes 2 to 3 per frame here (measured 75 over 30 frames against jelly's 180)."""
+    takes 2 to 3 per frame here (measured 87 over 30 frames against 180)."""
     rubber, stats = _block_drop({"youngs_modulus": 1e6, "density": 1100.0}, 30)
     x, side = rubber.state.x, 0.12  # 6 particles of 2 cm
     assert np.all(np.isfinite(x))

@@ -35,7 +35,11 @@ from them, the spacing s, the radius h and the substep Δt:
   the lattice (``liquid_units.csf_tension``): a drop rings at Rayleigh's
   frequency; a pair cohesion force, tried first, made the liquid a solid with
   a yield stress (the drop froze in its deformed shape);
-* XSPH smoothing (0.05 per substep) damps particle-scale noise.
+* XSPH smoothing (0.05 per substep) damps particle-scale noise;
+* springs (Algorithm 5) with k_spring from Young's modulus (``liquid_units.spring_stiffness``) are
+  not moved explicitly as in the thesis: their forces join the implicit viscosity solve, backward
+  Euler linearised about the substep's start (``implicit_viscosity_kernels``, :meth:`_viscosity`),
+  so E no longer limits the substep; creation and plasticity (eq. 5.2) stay in the position stage.
 """
 
 from __future__ import annotations
