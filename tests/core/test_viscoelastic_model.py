@@ -67,11 +67,19 @@ def _drop(preset: str) -> tuple[float, float]:
 
 
 def test_jelly_springs_back_and_plasticine_keeps_a_dent():
-    """Drop a cube on the floor: mould springs without plasticity restore the shape (within 10 %);
-    with plasticity (Clavet eq. 5.2) the flattening is permanent (over 25 % lower)."""
+    """Drop a cube on the floor at 3 m/s: mould springs without plasticity restore the shape up to
+    the elastic sag under its own weight; with plasticity (Clavet eq. 5.2) the flattening is
+    permanent (over 25 % lower).
+
+    The jelly (E = 10 kPa, ρ = 1050) is 0.27 m tall between its outer particles: standing on a
+    frictionless floor it is in uniaxial stress, and its mean strain ρ g L / (2E) = 0.139 leaves it at
+    0.861 of its height (measured 0.856 over the last third of a second, at the automatic 6 substeps
+    per frame; 0.88 and 0.91 at 10 and 16 substeps, where backward Euler damps the ring less). The
+    old bound, above 0.9, was stiffer than E allows; it held with the explicit springs' shorter substeps."""
     h0, jelly = _drop("jelly")
     _, plasticine = _drop("plasticine")
-    assert jelly / h0 > 0.9, jelly / h0
+    elastic = 1.0 - 1050.0 * 9.81 * h0 / (2 * 1e4)
+    assert abs(jelly / h0 - elastic) < 0.04, (jelly / h0, elastic)
     assert plasticine / h0 < 0.75, plasticine / h0
 
 
