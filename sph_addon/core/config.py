@@ -45,8 +45,6 @@ ITERATIONS_DT_EXPONENT = 2.0
 # surface tension, XSPH, collisions), measured on the dam break (24,000 particles): 3.5 ms against
 # 32 ms.
 RELAXATION_PASS_COST = 0.11
-# Stable substep of the Jacobi spring displacements: dt <= factor / sqrt(15 k_spring).
-SPRING_DT_FACTOR = 0.7
 
 # Largest magnitude of any number in a scene file whose field declares no bound (coordinates,
 # radii, rates, velocities): 1e12 m is far beyond any scene, and cubes of ratios of such values

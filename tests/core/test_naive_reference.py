@@ -304,10 +304,11 @@ def test_implicit_viscosity_operator_matches_brute_force(layout):
     wall_b = np.zeros((n, 6))
     wall_b[: n // 4, :3] = rng.uniform(0.5, 2.0, (n // 4, 3))
     wall_b[: n // 4, 3] = 0.1
-    coeff = np.array([DT * 4000.0, 1.0 / H])
+    coeff = np.array([DT * 4000.0, 1.0 / H, 1.0])
     ref = naive.viscous_operator(x, v, rho, eta, coeff[0], H, wall_b)
     out = np.zeros((n, 3))
-    ivk.apply_operator(x, v, s["nbr"], s["count"], rho, eta, coeff, wall_b, out)
+    no_springs = np.empty((n, 0), np.int64), np.empty((n, 0, 2)), np.empty((n, 0, 3))
+    ivk.apply_operator(x, v, s["nbr"], s["count"], rho, eta, coeff, wall_b, *no_springs, out)
     scale = np.abs(ref).max()
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * scale)
     assert np.abs(ref - rho[:, None] * v).max() > 0.1 * scale  # the viscous part is not negligible
@@ -315,7 +316,7 @@ def test_implicit_viscosity_operator_matches_brute_force(layout):
     rhs = rho[:, None] * v
     sol = v.copy()
     scratch = [np.empty((n, 3)) for _ in range(4)]
-    it, res = ivk.solve(x, sol, s["nbr"], s["count"], rho, eta, coeff, wall_b, rhs, 1e-10, 500,
+    it, res = ivk.solve(x, sol, s["nbr"], s["count"], rho, eta, coeff, wall_b, *no_springs, rhs, 1e-10, 500,
                         np.empty((n, 3, 3)), *scratch)
     check = naive.viscous_operator(x, sol, rho, eta, coeff[0], H, wall_b)
     assert 0 < it < 500 and res <= 1e-10
@@ -362,13 +363,14 @@ def _springs(s: dict, seed: int = 1) -> dict:
     return dict(index_of_id=index_of_id, partner=partner, rest=rest)
 
 
-def test_springs_plasticity_and_displacements_match_jacobi_reference():
-    """Eq. 5.2 then Algorithm 5 (Jacobi): positions and live rest lengths to 1e-12 m, partners exactly."""
+def test_spring_plasticity_matches_jacobi_reference():
+    """Eq. 5.2 and spring removal (Jacobi): live rest lengths to 1e-12 m, partners exactly; positions
+    untouched (the springs' forces are solved with the velocities)."""
     s = _scene("dense")
     sp = _springs(s)
     live0 = sp["partner"] >= 0
-    x_ref, partner_ref, rest_ref = naive.springs_plasticity_and_displacements(
-        s["x"], s["mat"], sp["index_of_id"], sp["partner"], sp["rest"], K_SPRING, ALPHA, GAMMA, H, DT)
+    partner_ref, rest_ref = naive.spring_plasticity(
+        s["x"], s["mat"], sp["index_of_id"], sp["partner"], sp["rest"], ALPHA, GAMMA, H, DT)
     # Every branch happens: partners gone, springs dropped at L >= h, plastic flow in material 1 only.
     index_of_id = np.append(sp["index_of_id"], -1)  # ids beyond the map are gone as well
     gone = live0 & (index_of_id[np.clip(sp["partner"], 0, len(index_of_id) - 1)] < 0)
@@ -379,9 +381,90 @@ def test_springs_plasticity_and_displacements_match_jacobi_reference():
     assert np.any(plastic) and np.all(s["mat"][np.nonzero(plastic)[0]] == 1)
 
     x0 = s["x"].copy()
-    dx = np.zeros_like(x0)
-    _call(fast.springs_plasticity_and_displacements, **s, **sp, k_spring=K_SPRING, alpha=ALPHA, gamma=GAMMA, dx=dx)
-    assert np.max(np.abs(x_ref - x0)) > 1e-4
+    _call(fast.spring_plasticity, **s, **sp, alpha=ALPHA, gamma=GAMMA)
     np.testing.assert_array_equal(sp["partner"], partner_ref)
     np.testing.assert_allclose(sp["rest"][kept], rest_ref[kept], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(s["x"], x_ref, rtol=0, atol=1e-12)
+    assert np.array_equal(s["x"], x0)
+
+
+def test_implicit_springs_match_a_dense_assembly():
+    """The springs in the implicit solve (Clavet Algorithm 5 by backward Euler) against a dense
+    3n x 3n assembly on a handful of particles: the impulses Δt a_s(x) and the matrix-free A v
+    (viscosity, a wall block and θ Δt² K_s) to 1e-12 of their scale; the assembled A is symmetric
+    positive definite; the CG solution equals numpy's dense solve to 1e-8; the spring impulses sum
+    to zero (internal forces)."""
+    from sph_addon.core.solvers import implicit_viscosity_kernels as ivk
+
+    rng = np.random.default_rng(5)
+    n = 9
+    x = np.array([[i, j, k] for i in range(3) for j in range(3) for k in range(1)], float) * SPACING
+    x += rng.normal(0.0, 0.1 * SPACING, x.shape)
+    v = rng.normal(0.0, 1.0, (n, 3))
+    mat = np.array([0] * 5 + [1] * 4, np.uint8)
+    ids = rng.permutation(100)[:n].astype(np.int64)
+    index_of_id = np.full(100, -1, np.int64)
+    index_of_id[ids] = np.arange(n)
+    width = 8
+    partner = np.full((n, width), -1, np.int64)
+    rest = np.zeros((n, width))
+    fill = np.zeros(n, int)
+    for i in range(n):
+        for j in range(i + 1, n):
+            r = np.linalg.norm(x[j] - x[i])
+            if mat[i] != mat[j] or r >= 1.4 * SPACING:
+                continue
+            L = r * rng.uniform(0.8, 1.2)
+            for a, b in ((i, j), (j, i)):
+                partner[a, fill[a]], rest[a, fill[a]] = ids[b], L
+                fill[a] += 1
+    partner[0, fill[0]], rest[0, fill[0]] = 99 if index_of_id[99] < 0 else 0, 0.5 * H  # a partner gone
+    partner[1, fill[1]], rest[1, fill[1]] = ids[2], 1.01 * H  # at L >= h: exerts nothing
+    k_spring = np.array([5e4, 2e5])  # 1/s², rubber-like: Δt² κ >> 1
+    assert fill.min() > 0
+
+    sj = np.empty((n, width), np.int64)
+    sw = np.empty((n, width, 2))
+    se = np.empty((n, width, 3))
+    dv = np.empty((n, 3))
+    ivk.spring_terms(x, mat, index_of_id, partner, rest, k_spring, H, DT, sj, sw, se, dv)
+    dv_ref, stiffness = naive.spring_system(x, mat, index_of_id, partner, rest, k_spring, H, DT)
+    np.testing.assert_allclose(dv, dv_ref, rtol=0, atol=1e-12 * np.abs(dv_ref).max())
+    np.testing.assert_allclose(dv.sum(axis=0), 0.0, atol=1e-12 * np.abs(dv).max())
+    assert np.abs(stiffness).max() > 1.0  # the springs dominate the unit mass
+    live = sj >= 0
+    assert np.any(sw[..., 1][live] > 0) and np.any(sw[..., 1][live] == 0)  # stretched and compressed
+
+    nbr = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int32)
+    count = np.full(n, n - 1, np.int32)
+    rho = np.ones(n)
+    eta = np.array([1e-3, 5e-3])[mat]
+    wall_b = np.zeros((n, 6))
+    wall_b[:3, :3] = 1.0
+    theta = 0.75
+    coeff = np.array([DT * 4000.0, 1.0 / H, theta])
+    dense = np.eye(3 * n) + theta * stiffness
+    # The viscous part from its own reference, column by column.
+    for c in range(3 * n):
+        e = np.zeros(3 * n)
+        e[c] = 1.0
+        dense[:, c] += (naive.viscous_operator(x, e.reshape(n, 3), rho, eta, coeff[0], H, wall_b)
+                        - e.reshape(n, 3)).ravel()
+    out = np.empty((n, 3))
+    ivk.apply_operator(x, v, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, out)
+    ref = (dense @ v.ravel()).reshape(n, 3)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_allclose(dense, dense.T, rtol=0, atol=1e-12 * np.abs(dense).max())
+    assert np.linalg.eigvalsh(dense).min() > 0.99
+
+    kv = np.empty((n, 3))
+    ivk.spring_operator(v, sj, sw, se, kv)
+    np.testing.assert_allclose(kv.ravel(), stiffness @ v.ravel(), rtol=0, atol=1e-12 * np.abs(kv).max())
+
+    rhs = v + dv
+    sol = rhs.copy()
+    scratch = [np.empty((n, 3)) for _ in range(4)]
+    it, res = ivk.solve(x, sol, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, rhs, 1e-12, 500,
+                        np.empty((n, 3, 3)), *scratch)
+    direct = np.linalg.solve(dense, rhs.ravel()).reshape(n, 3)
+    assert 0 < it < 500 and res <= 1e-12
+    np.testing.assert_allclose(sol, direct, rtol=0, atol=1e-8 * np.abs(direct).max())

@@ -268,8 +268,8 @@ def viscous_operator(x, v, rho, eta, dt_k, h, wall_b):
     return out
 
 
-def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_spring, alpha, gamma, h, dt):
-    """Spring plasticity (Clavet 2005 eq. 5.2) then spring displacements (Algorithm 5), Jacobi form.
+def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
+    """Spring plasticity (Clavet 2005 eq. 5.2) and removal, Jacobi form.
 
     Springs are stored in both endpoints' rows (partner ids, rest lengths L); every row is
     updated from the same positions. Per spring of particle i, with i's material constants
@@ -277,26 +277,23 @@ def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_s
 
     * partner id gone (no current index, or beyond ``index_of_id``): the spring is removed;
     * ΔL = Δt α sign(r - L) max(0, |r - L| - γL) (eq. 5.2);
-    * L >= h: removed (SCA 2005: the factor 1 - L/h would reverse the force);
-    * else i moves by -D, D = Δt² k_spring (L - r)(1 - L/h) r̂_ij (Algorithm 5, line 3; j's own
-      row gives line 4). Coincident endpoints (r = 0) have no direction and exert nothing.
+    * L >= h: removed (SCA 2005: the factor 1 - L/h would reverse the force).
 
     Parameters
     ----------
     x : (n,3) float64 predicted positions, m. mat : (n,) material ids.
     index_of_id : (m,) int64 current index of each stable id, -1 if removed.
     partner : (n,S) int64 partner ids, -1 for a free slot. rest : (n,S) float64 rest lengths, m.
-    k_spring (1/s²), alpha (1/s), gamma : per-material arrays.
+    alpha (1/s), gamma : per-material arrays.
     h : interaction radius, m; dt : step, s. Nothing is mutated.
 
     Returns
     -------
-    x_new : (n,3) float64 positions, m; partner_new : (n,S) int64; rest_new : (n,S) float64, m.
+    partner_new : (n,S) int64; rest_new : (n,S) float64, m.
     """
     x = np.asarray(x, dtype=np.float64)
     partner = np.array(partner, copy=True)
     rest = np.array(rest, dtype=np.float64, copy=True)
-    displacement = np.zeros_like(x)
     for i in range(len(x)):
         m = mat[i]
         for s in range(partner.shape[1]):
@@ -313,11 +310,43 @@ def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_s
             rest[i, s] = L
             if L >= h:
                 partner[i, s] = -1
+    return partner, rest
+
+
+def spring_system(x, mat, index_of_id, partner, rest, k_spring, h, dt):
+    """The springs' dense backward-Euler terms (Clavet 2005 Algorithm 5, linearised), by brute force.
+
+    Per live spring of particle i (partner index j >= 0, L < h, r > 0), with κ = k_spring (1 - L/h):
+    the impulse Δt κ (r - L) r̂_ij on i (Algorithm 5's displacement D over Δt, as a velocity), and the
+    3x3 blocks Δt² J at (i, i) and -Δt² J at (i, j) of the 3n x 3n stiffness matrix, J = κ r̂ r̂ᵀ +
+    κ max(0, 1 - L/r) (I - r̂ r̂ᵀ) (axial, and transverse for stretched springs only; j's own row
+    gives (j, j) and (j, i)).
+
+    Returns
+    -------
+    dv : (n,3) float64, m/s; stiffness : (3n,3n) float64, dimensionless (Δt² K).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    dv = np.zeros((n, 3))
+    stiffness = np.zeros((3 * n, 3 * n))
+    for i in range(n):
+        for s in range(partner.shape[1]):
+            pid = partner[i, s]
+            j = index_of_id[pid] if 0 <= pid < len(index_of_id) else -1
+            L = rest[i, s]
+            if j < 0 or L >= h:
                 continue
+            r, _, rhat = _pair(x, i, j, h)
             if r == 0.0:
                 continue
-            displacement[i] -= dt * dt * k_spring[m] * (L - r) * (1.0 - L / h) * rhat
-    return x + displacement, partner, rest
+            kappa = k_spring[mat[i]] * (1.0 - L / h)
+            dv[i] += dt * kappa * (r - L) * rhat
+            axial = np.outer(rhat, rhat)
+            block = dt * dt * kappa * (axial + max(0.0, 1.0 - L / r) * (np.eye(3) - axial))
+            stiffness[3 * i:3 * i + 3, 3 * i:3 * i + 3] += block
+            stiffness[3 * i:3 * i + 3, 3 * j:3 * j + 3] -= block
+    return dv, stiffness
 
 
 # -- velocity terms of the viscoelastic model (Jacobi) --------------------------------------

@@ -1,4 +1,4 @@
-"""Implicit viscosity: a matrix-free, block-Jacobi preconditioned conjugate gradient solve (numba).
+"""Implicit viscosity and springs: a matrix-free, block-Jacobi preconditioned conjugate gradient solve (numba).
 
 In the spirit of Weiler, Koschier, Brand, Bender, "A Physically Consistent
 Implicit Viscosity Solver for SPH Fluids", Computer Graphics Forum 37(2), 2018:
@@ -21,6 +21,23 @@ is symmetric positive definite. Deviations from Weiler: the weight φ = 1 - q
 and its calibration replace ∇W/(r² + 0.01 h²) (no regularisation is needed: φ
 stays finite at r = 0, where the pair is skipped); the preconditioner is the
 3x3 block diagonal of A (Weiler's choice), inverted once per solve.
+
+Springs (Clavet 2005, Algorithm 5) are solved in the same system: where Clavet
+moves each particle explicitly by D = Δt² k_spring (1 - L/h)(L - r) r̂ per spring,
+which is stable only for Δt below ~0.7/sqrt(15 k_spring), we take the springs'
+force per unit mass a_s = k_spring (1 - L/h)(r - L) r̂ at the positions the
+substep predicts, linearised about the current ones (backward Euler, as Baraff &
+Witkin, "Large steps in cloth simulation", SIGGRAPH 1998):
+
+    (I + Δt K_ν + θ Δt² K_s) v = v* + Δt a_s(x) + ψ Δt² K_s v*,
+
+K_s the springs' stiffness (:func:`spring_terms`: axial κ = k_spring (1 - L/h)
+along r̂ r̂ᵀ, and the geometric term κ (1 - L/r)(I - r̂ r̂ᵀ) of stretched springs
+only, so K_s is positive semi-definite and A stays SPD; the compressed springs'
+negative geometric term stays explicit, Choi & Ko 2002). θ = 1, ψ = 0 is
+backward Euler; the model chooses (``viscoelastic_clavet2005.SPRING_THETA``).
+The springs come from the particles' spring rows (partners by id), not from the
+neighbour list: a stretched spring may be longer than h.
 
 Vectors are (n,3) arrays; every kernel is nogil and parallel over particles
 (each writes only its own row), so the result does not depend on the thread
@@ -60,20 +77,134 @@ def _pair(x, eta, i, j, inv_h):
     return 0.5 * (eta[i] + eta[j]) * a, ex, ey, ez
 
 
+@njit(**config.NJIT)
+def _spring_row(i, vin, sj, sw, se):
+    """Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] (vin_i - vin_j) over particle i's live springs (j = sj[i, s] >= 0),
+    a_is = sw[i, s, 0] (axial), g_is = sw[i, s, 1] (transverse), ê = se[i, s]."""
+    ax = 0.0
+    ay = 0.0
+    az = 0.0
+    for s in range(sj.shape[1]):
+        j = sj[i, s]
+        if j < 0:
+            continue
+        ex = se[i, s, 0]
+        ey = se[i, s, 1]
+        ez = se[i, s, 2]
+        dx = vin[i, 0] - vin[j, 0]
+        dy = vin[i, 1] - vin[j, 1]
+        dz = vin[i, 2] - vin[j, 2]
+        g = sw[i, s, 1]
+        f = (sw[i, s, 0] - g) * (dx * ex + dy * ey + dz * ez)
+        ax += f * ex + g * dx
+        ay += f * ey + g * dy
+        az += f * ez + g * dz
+    return ax, ay, az
+
+
 @njit(**config.NJIT_PARALLEL)
-def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, out):
-    """out = A vin = ρ_i vin_i + coeff Σ_j η_ij φ_ij ((vin_i - vin_j)·r̂) r̂ + coeff η_i B_i vin_i.
+def spring_terms(x, mat, index_of_id, partner, rest, k_spring, h, dt, sj, sw, se, dv):
+    """The springs' part of the backward-Euler system at the current positions (Clavet Algorithm 5).
+
+    For each spring of particle i (rows as ``viscoelastic_clavet2005_kernels.add_springs`` stores
+    them, both endpoints' rows), rest length L < h, partner j at distance r > 0 along r̂_ij:
+
+    * its force per unit mass, Clavet's displacement D / Δt² made a force,
+      a_ij = k_spring (1 - L/h) (r - L) r̂_ij, and ``dv[i] = Δt Σ_j a_ij`` (the explicit impulse);
+    * its stiffness, the Jacobian of a_ij in x_j: κ_ij r̂ r̂ᵀ (axial, κ_ij = k_spring (1 - L/h), 1/s²)
+      plus κ_ij (1 - L/r) (I - r̂ r̂ᵀ) (transverse, the geometric term), stored as
+      ``sw[i, s] = (Δt² κ_ij, Δt² κ_ij max(0, 1 - L/r))`` (dimensionless) with ``se[i, s] = r̂_ij``
+      and ``sj[i, s] = j``.
+
+    The transverse term is kept for stretched springs only (as Choi & Ko 2002 do for cloth): for
+    compressed ones it is negative and could make the system indefinite, so it stays in the explicit
+    force (a physical buckling drive). Keeping the stretched springs' part matters: left explicit,
+    it is a stiffness Δt² κ (1 - L/r) per spring that grows with E, and a rubber block (E = 1 MPa)
+    boiled at 5 substeps per frame without it (measured). Springs whose partner is gone, at L >= h,
+    or with coincident endpoints get ``sj = -1`` (removal itself stays with the plasticity kernel,
+    in the position stage).
+
+    Parameters
+    ----------
+    x : (n,3) positions, m. mat : (n,) material ids. index_of_id : (m,) int64 index of each id, -1 gone.
+    partner : (n,S) int64 partner ids, -1 free. rest : (n,S) float64 rest lengths, m.
+    k_spring : per-material Clavet k_spring, 1/s². h : interaction radius, m. dt : substep, s.
+    sj : (n,S) int64, sw : (n,S,2) float64, se : (n,S,3) float64, dv : (n,3) float64 (m/s): written.
+    """
+    n = x.shape[0]
+    width = partner.shape[1]
+    inv_h = 1.0 / h
+    for i in prange(n):
+        ks = k_spring[mat[i]]
+        sx = 0.0
+        sy = 0.0
+        sz = 0.0
+        for s in range(width):
+            sj[i, s] = -1
+            pid = partner[i, s]
+            if pid < 0 or ks == 0.0:
+                continue
+            j = index_of_id[pid] if pid < index_of_id.shape[0] else -1
+            L = rest[i, s]
+            if j < 0 or L >= h:
+                continue
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            if r == 0.0:
+                continue
+            ex /= r
+            ey /= r
+            ez /= r
+            kappa = ks * (1.0 - L * inv_h)
+            f = dt * kappa * (r - L)
+            sx += f * ex
+            sy += f * ey
+            sz += f * ez
+            sj[i, s] = j
+            sw[i, s, 0] = dt * dt * kappa
+            sw[i, s, 1] = dt * dt * kappa * max(0.0, 1.0 - L / r)
+            se[i, s, 0] = ex
+            se[i, s, 1] = ey
+            se[i, s, 2] = ez
+        dv[i, 0] = sx
+        dv[i, 1] = sy
+        dv[i, 2] = sz
+
+
+@njit(**config.NJIT_PARALLEL)
+def spring_operator(vin, sj, sw, se, out):
+    """out_i = Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] (vin_i - vin_j): the springs' stiffness (times Δt²) applied to vin.
+
+    sj, sw, se as :func:`spring_terms` writes them; out : (n,3), written.
+    """
+    for i in prange(vin.shape[0]):
+        ax, ay, az = _spring_row(i, vin, sj, sw, se)
+        out[i, 0] = ax
+        out[i, 1] = ay
+        out[i, 2] = az
+
+
+@njit(**config.NJIT_PARALLEL)
+def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, out):
+    """out = A vin = ρ_i vin_i + coeff Σ_j η_ij φ_ij ((vin_i - vin_j)·r̂) r̂ + coeff η_i B_i vin_i
+    + θ Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] (vin_i - vin_j).
 
     Parameters
     ----------
     x : (n,3) positions, m. vin : (n,3) velocities, m/s. nbr, count : neighbour rows.
     rho : (n,) density of each particle's material, kg/m³. eta : (n,) dynamic viscosity, Pa s.
-    coeff : (2,) (Δt K, 1/h): K (1/m², ``liquid_units.viscosity_lattice_constant``) makes
-        Δt K η φ a density (kg/m³), so A is in momentum per volume; 1/h in 1/m.
+    coeff : (3,) (Δt K, 1/h, θ): K (1/m², ``liquid_units.viscosity_lattice_constant``) makes
+        Δt K η φ a density (kg/m³), so A is in momentum per volume; 1/h in 1/m; θ the springs'
+        implicitness (their stiffness enters A as θ w).
     wall_b : (n,6) the walls' block B_i as (xx, yy, zz, xy, xz, yz), dimensionless.
+    sj, sw, se : the springs (:func:`spring_terms`): partner index (n,S), axial and transverse Δt² κ
+        (n,S,2) in the units of ρ (unit masses: dimensionless), direction (n,S,3); S may be 0.
     out : (n,3), written.
     """
     n = x.shape[0]
+    theta = coeff[2]
     for i in prange(n):
         ax = 0.0
         ay = 0.0
@@ -94,14 +225,16 @@ def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, out):
         vx = vin[i, 0]
         vy = vin[i, 1]
         vz = vin[i, 2]
-        out[i, 0] = rho[i] * vx + c * (ax + e * (b[0] * vx + b[3] * vy + b[4] * vz))
-        out[i, 1] = rho[i] * vy + c * (ay + e * (b[3] * vx + b[1] * vy + b[5] * vz))
-        out[i, 2] = rho[i] * vz + c * (az + e * (b[4] * vx + b[5] * vy + b[2] * vz))
+        kx, ky, kz = _spring_row(i, vin, sj, sw, se)
+        out[i, 0] = rho[i] * vx + c * (ax + e * (b[0] * vx + b[3] * vy + b[4] * vz)) + theta * kx
+        out[i, 1] = rho[i] * vy + c * (ay + e * (b[3] * vx + b[1] * vy + b[5] * vz)) + theta * ky
+        out[i, 2] = rho[i] * vz + c * (az + e * (b[4] * vx + b[5] * vy + b[2] * vz)) + theta * kz
 
 
 @njit(**config.NJIT_PARALLEL)
-def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, inv):
-    """inv[i] = the inverse of A's 3x3 diagonal block of particle i (the preconditioner)."""
+def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv):
+    """inv[i] = the inverse of A's 3x3 diagonal block of particle i (the preconditioner): the
+    viscous pairs' and walls' blocks and θ Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] of its springs."""
     n = x.shape[0]
     for i in prange(n):
         m = np.zeros((3, 3))
@@ -115,15 +248,31 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, inv):
             m[0, 1] += wa * ex * ey
             m[0, 2] += wa * ex * ez
             m[1, 2] += wa * ey * ez
+        k = np.zeros((3, 3))
+        for s in range(sj.shape[1]):
+            if sj[i, s] < 0:
+                continue
+            g = sw[i, s, 1]
+            w = sw[i, s, 0] - g
+            ex = se[i, s, 0]
+            ey = se[i, s, 1]
+            ez = se[i, s, 2]
+            k[0, 0] += w * ex * ex + g
+            k[1, 1] += w * ey * ey + g
+            k[2, 2] += w * ez * ez + g
+            k[0, 1] += w * ex * ey
+            k[0, 2] += w * ex * ez
+            k[1, 2] += w * ey * ez
         b = wall_b[i]
         e_i = eta[i]
         c = coeff[0]
-        xx = rho[i] + c * (m[0, 0] + e_i * b[0])
-        yy = rho[i] + c * (m[1, 1] + e_i * b[1])
-        zz = rho[i] + c * (m[2, 2] + e_i * b[2])
-        xy = c * (m[0, 1] + e_i * b[3])
-        xz = c * (m[0, 2] + e_i * b[4])
-        yz = c * (m[1, 2] + e_i * b[5])
+        t = coeff[2]
+        xx = rho[i] + c * (m[0, 0] + e_i * b[0]) + t * k[0, 0]
+        yy = rho[i] + c * (m[1, 1] + e_i * b[1]) + t * k[1, 1]
+        zz = rho[i] + c * (m[2, 2] + e_i * b[2]) + t * k[2, 2]
+        xy = c * (m[0, 1] + e_i * b[3]) + t * k[0, 1]
+        xz = c * (m[0, 2] + e_i * b[4]) + t * k[0, 2]
+        yz = c * (m[1, 2] + e_i * b[5]) + t * k[1, 2]
         # Inverse of the symmetric block by its adjugate (numba's np.linalg needs scipy); the block
         # is ρ I plus a positive semi-definite part, so its determinant is at least ρ³.
         a00 = yy * zz - yz * yz
@@ -204,14 +353,14 @@ def _xpby(a, beta, b):
 
 
 @njit(**config.NJIT)
-def solve(x, v, nbr, count, rho, eta, coeff, wall_b, rhs, tol, max_iter, inv, r, z, p, ap):
+def solve(x, v, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, rhs, tol, max_iter, inv, r, z, p, ap):
     """Preconditioned CG for A v = rhs, from the guess in ``v`` (mutated to the solution).
 
     Stops when ||r|| <= tol ||rhs|| or after ``max_iter`` iterations. Returns
     (iterations, ||r|| / ||rhs||). r, z, p, ap : (n,3) scratch; inv : (n,3,3) scratch.
     """
-    block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, inv)
-    apply_operator(x, v, nbr, count, rho, eta, coeff, wall_b, ap)
+    block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv)
+    apply_operator(x, v, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, ap)
     for i in range(v.shape[0]):
         for c in range(3):
             r[i, c] = rhs[i, c] - ap[i, c]
@@ -226,7 +375,7 @@ def solve(x, v, nbr, count, rho, eta, coeff, wall_b, rhs, tol, max_iter, inv, r,
     p[:] = z
     rz = _dot(r, z)
     while it < max_iter:
-        apply_operator(x, p, nbr, count, rho, eta, coeff, wall_b, ap)
+        apply_operator(x, p, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, ap)
         pap = _dot(p, ap)
         if pap <= 0.0:
             break

@@ -35,7 +35,11 @@ from them, the spacing s, the radius h and the substep Δt:
   the lattice (``liquid_units.csf_tension``): a drop rings at Rayleigh's
   frequency; a pair cohesion force, tried first, made the liquid a solid with
   a yield stress (the drop froze in its deformed shape);
-* XSPH smoothing (0.05 per substep) damps particle-scale noise.
+* XSPH smoothing (0.05 per substep) damps particle-scale noise;
+* springs (Algorithm 5) with k_spring from Young's modulus (``liquid_units.spring_stiffness``) are
+  not moved explicitly as in the thesis: their forces join the implicit viscosity solve, backward
+  Euler linearised about the substep's start (``implicit_viscosity_kernels``, :meth:`_viscosity`),
+  so E no longer limits the substep; creation and plasticity (eq. 5.2) stay in the position stage.
 """
 
 from __future__ import annotations
@@ -64,6 +68,17 @@ VISCOSITY_MAX_ITERATIONS = 500
 # wave they carry (k = π/s) would lose less than this share of its amplitude per substep (ν Δt k²).
 # Water (1e-6 m²/s) at 5 cm and Δt = 6 ms: 2.4e-5, skipped; it is solved from ~1 cm down.
 VISCOSITY_RESOLVED = 1e-4
+# Springs in the implicit solve: their force is taken at x + Δt (θ v - ψ v*), v the new velocity and v*
+# the one before the solve (``_viscosity``). θ = 1, ψ = 0 is backward Euler.
+SPRING_THETA = 1.0
+SPRING_PSI = 0.0
+# Longest substep of a material with springs, s, whatever its Young's modulus: the springs are
+# linearised about the positions at the start of the substep and contacts are resolved after the
+# solve, so in a longer substep an impact pushes a layer v Δt into the next before the springs see
+# it. Measured on a 0.1 m block of E = 1 MPa dropped 5 cm at 2 cm spacing: at 2-4 substeps per frame
+# (8-17 ms) it settled 8-14 % flattened and kept jittering at 0.4 m/s; at 1/180 s (6 per frame at
+# 30 fps, what water takes in the material_cost scene) within 1.3 % of its height, at rest.
+SPRING_MAX_DT = 1.0 / 180.0
 # Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
 # regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
 YIELD_STRAIN_RATE = 0.01
@@ -244,20 +259,15 @@ class ViscoelasticModel(MaterialModel):
         return substeps * (1.0 + config.RELAXATION_PASS_COST * self.expected_iterations(frame_dt / substeps))
 
     def max_dt(self, world: WorldView) -> float:
-        """Longest stable substep, s: springs and surface tension limit it (relaxation passes adapt,
-        viscosity is capped; the surface tension limit is ``liquid_units.surface_tension_stable_dt``).
+        """Longest substep, s: surface tension limits it (``liquid_units.surface_tension_stable_dt``),
+        and springs to ``SPRING_MAX_DT`` whatever their stiffness; relaxation passes adapt, and
+        viscosity and springs are implicit, so neither E nor ν limits it.
 
-        A particle is held by ~30 springs of stiffness k_spring (1 - L/h) ~ k_spring / 2;
-        the Jacobi spring update is stable while dt^2 * 15 k_spring stays below ~0.5 (jelly at
-        k_spring = 20000 measured stable at dt = 1.2 ms; the limit below gives 1.3 ms).
+        (The springs' explicit displacements, Algorithm 5, were stable only below
+        0.7 / sqrt(15 k_spring): 25 substeps per frame for jelly at E = 10 kPa and 2 cm, 170 for
+        E = 1 MPa.)
         """
-        from .. import config
-
-        k_spring = float(np.max(self.k_spring[self.mode != SPRINGS_NONE], initial=0.0))
-        limit = self.tension_dt
-        if k_spring > 0.0:
-            limit = min(limit, config.SPRING_DT_FACTOR / math.sqrt(15.0 * k_spring))
-        return limit
+        return min(self.tension_dt, SPRING_MAX_DT) if self.has_springs else self.tension_dt
 
     def _scratch(self, n: int) -> None:
         if n != self._scratch_n:
@@ -282,8 +292,10 @@ class ViscoelasticModel(MaterialModel):
             surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
                                      ctx.spacing, ctx.h, ctx.dt)
         nu = float(np.max(self.nu))
-        if np.any(self.yield_nu > 0) or nu * ctx.dt * (math.pi / ctx.spacing) ** 2 >= VISCOSITY_RESOLVED:
-            self._viscosity(ctx)
+        springs = self.has_springs and ctx.n > 0 and bool(np.any(ctx.arrays["spring_partner"] >= 0))
+        if (springs or np.any(self.yield_nu > 0)
+                or nu * ctx.dt * (math.pi / ctx.spacing) ** 2 >= VISCOSITY_RESOLVED):
+            self._viscosity(ctx, springs)
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
                                       ctx.bucket_start, ctx.colour, ctx.n_colours)
@@ -306,15 +318,23 @@ class ViscoelasticModel(MaterialModel):
             added = np.where(rate > 1e-6 * eps, -np.expm1(-rate / eps) / rate, 1.0 / eps)
         return tau * added
 
-    def _viscosity(self, ctx: StepContext) -> None:
-        """Backward Euler on the viscous term, v - v* = Δt ν ∇²v (Weiler et al. 2018), by CG.
+    def _viscosity(self, ctx: StepContext, springs: bool = False) -> None:
+        """Backward Euler on the viscous term, v - v* = Δt ν ∇²v (Weiler et al. 2018), and on the
+        springs (Clavet Algorithm 5), in one system solved by CG.
 
-        The guess is v*; the solve stops at a residual of ``VISCOSITY_TOLERANCE`` times
-        |v*| or at ``VISCOSITY_MAX_ITERATIONS`` (counted in the frame statistics). The
-        residual left is spread evenly over the particles (a uniform velocity shift, which
-        the operator does not see), so the total momentum is exactly that of v*: the viscous
-        terms are internal forces. Colliders at rest hold the fluid next to them (no slip), and
-        receive the drag they exert in their contact reports.
+        Springs: v = v* + Δt a_s(x + Δt (θ v - ψ v*)), a_s the springs' force per unit mass at the
+        positions the substep will predict, linearised about the current x with the axial stiffness
+        and the stretched springs' transverse one (``implicit_viscosity_kernels.spring_terms``): the
+        system gains θ Δt² K_s pair blocks (positive semi-definite, so it stays symmetric positive
+        definite), the right-hand side Δt a_s(x) + ψ Δt² K_s v*.
+        θ = ``SPRING_THETA``, ψ = ``SPRING_PSI`` (θ = 1, ψ = 0: backward Euler).
+
+        The guess is the right-hand side; the solve stops at a residual of ``VISCOSITY_TOLERANCE``
+        times its norm or at ``VISCOSITY_MAX_ITERATIONS`` (counted in the frame statistics). The
+        residual left is spread evenly over the particles (a uniform velocity shift, which the
+        operator does not see), so the total momentum is exactly that of v*: the viscous and
+        spring terms are internal forces. Colliders at rest hold the fluid next to them (no slip),
+        and receive the drag they exert in their contact reports.
         """
         from . import implicit_viscosity_kernels as ivk
 
@@ -323,9 +343,26 @@ class ViscoelasticModel(MaterialModel):
             eta = eta + self._yield_viscosity(ctx)
         static = ctx.walls.static() if ctx.walls is not None else None
         wall_b = units.wall_viscosity_blocks(ctx.x, static, ctx.spacing, ctx.h)
-        v = ctx.v.copy()
-        coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h])
-        it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, self.unit_mass, eta, coeff, wall_b, ctx.v,
+        coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h, SPRING_THETA])
+        rhs = ctx.v
+        if springs:
+            a = ctx.arrays
+            width = a["spring_partner"].shape[1]
+            sj = np.empty((ctx.n, width), np.int64)
+            sw = np.empty((ctx.n, width, 2))
+            se = np.empty((ctx.n, width, 3))
+            rhs = np.empty((ctx.n, 3))
+            ivk.spring_terms(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
+                             self.k_spring, ctx.h, ctx.dt, sj, sw, se, rhs)
+            if SPRING_PSI != 0.0:
+                kv = np.empty((ctx.n, 3))
+                ivk.spring_operator(ctx.v, sj, sw, se, kv)
+                rhs += SPRING_PSI * kv
+            rhs += ctx.v
+        else:
+            sj, sw, se = np.empty((ctx.n, 0), np.int64), np.empty((ctx.n, 0, 2)), np.empty((ctx.n, 0, 3))
+        v = rhs.copy()
+        it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, self.unit_mass, eta, coeff, wall_b, sj, sw, se, rhs,
                             VISCOSITY_TOLERANCE, VISCOSITY_MAX_ITERATIONS, self.cg_inv, *self.cg)
         held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
         if not len(held):
@@ -402,6 +439,8 @@ class ViscoelasticModel(MaterialModel):
         st["density_error_max"] = max(st["density_error_max"], err_max)
 
     def _springs(self, ctx: StepContext) -> None:
+        """Spring creation (SCA 2005; thesis fig. 5.3 for moulds), plasticity and removal (eq. 5.2) on the
+        predicted positions; the springs' forces are solved with the velocities (:meth:`_viscosity`)."""
         a = ctx.arrays
         n = ctx.n
         while True:
@@ -420,9 +459,8 @@ class ViscoelasticModel(MaterialModel):
             relax = np.where(self.tau > 0, -np.expm1(-ctx.dt / np.where(self.tau > 0, self.tau, 1.0)), 0.0)
             self.k.relax_springs(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
                                  relax)
-        self.k.springs_plasticity_and_displacements(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"],
-                                                    a["spring_rest"], self.k_spring, self.alpha, self.gamma,
-                                                    ctx.h, ctx.dt, self.d3)
+        self.k.spring_plasticity(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
+                                 self.alpha, self.gamma, ctx.h, ctx.dt)
 
     def _reset_stats(self) -> None:
         self.stats = {"density_iterations": 0, "substeps": 0, "density_iterations_max": 0, "density_capped": 0,
@@ -438,7 +476,7 @@ class ViscoelasticModel(MaterialModel):
                "density_iterations_max": st["density_iterations_max"], "density_capped": st["density_capped"],
                "density_error_mean": round(st["density_error_mean"], 6),
                "density_error_max": round(st["density_error_max"], 6)}
-        if np.any(self.nu > 0) or np.any(self.yield_nu > 0):
+        if np.any(self.nu > 0) or np.any(self.yield_nu > 0) or self.has_springs:
             out.update(viscosity_iterations=round(st["viscosity_iterations"] / max(st["substeps"], 1), 3),
                        viscosity_iterations_max=st["viscosity_iterations_max"],
                        viscosity_residual=float(f"{st['viscosity_residual']:.3g}"),

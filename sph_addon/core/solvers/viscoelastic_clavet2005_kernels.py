@@ -2,7 +2,7 @@
 
 Reference: S. Clavet, *Animation de fluides viscoélastiques à base de
 particules*, M.Sc. thesis, Université de Montréal, 2005: viscosity impulses
-(Algorithm 4), springs with plasticity (Algorithm 5, eqs. 5.1-5.2; dynamic
+(Algorithm 4), spring creation and plasticity (Algorithm 5, eqs. 5.1-5.2; dynamic
 springs from the SCA 2005 paper, mould springs as in thesis fig. 5.3) and
 double density relaxation (Algorithm 3, eqs. 4.1-4.6).
 
@@ -20,8 +20,10 @@ Conventions and deviations, each for a stated reason:
   of the thread count; each term is applied equal and opposite, so momentum is
   conserved to round-off (tested).
 * **Springs** are stored per particle, in both endpoints' rows, keyed by the
-  partner's stable id, and updated in Jacobi form (each row from the same
-  positions); both copies evolve from identical inputs and stay equal.
+  partner's stable id, and their rest lengths updated in Jacobi form (each row
+  from the same positions); both copies evolve from identical inputs and stay
+  equal. Their forces are not Algorithm 5's explicit displacements but a
+  backward-Euler solve with the viscosity (``implicit_viscosity_kernels``).
 * **Coincident particles** (r = 0) are left out of every pair term: their
   direction r̂_ij is undefined (the thesis counts them in ρ with q = 0).
 * **Kernel forms written out.** The pair weights (1-q)² and (1-q)³ are the
@@ -405,34 +407,29 @@ def relax_springs(x, mat, index_of_id, partner, rest, relax):
 
 
 @njit(**config.NJIT_PARALLEL)
-def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_spring, alpha, gamma,
-                                          h, dt, dx):
-    """Spring plasticity (Clavet eq. 5.2) then spring displacements (Algorithm 5), Jacobi form.
+def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
+    """Spring plasticity (Clavet eq. 5.2) and spring removal, on the predicted positions.
 
     Rest lengths change by ΔL = Δt α sign(r-L) max(0, |r-L| - γL); springs whose
     partner is gone or whose L reaches h are removed (SCA 2005), since the factor
-    (1 - L/h) of Algorithm 5 would otherwise reverse the force. Each particle then
-    moves by -D for every spring, D = Δt² k_spring (1 - L/h)(L - r) r̂_ij.
+    (1 - L/h) of Algorithm 5 would otherwise reverse the force. Deviation from
+    Algorithm 5: the springs' displacements are not applied here; their forces are
+    solved implicitly with the velocities (``implicit_viscosity_kernels.spring_terms``),
+    so the substep no longer depends on k_spring.
 
     Parameters
     ----------
-    x : (n,3) predicted positions, m; mutated.
+    x : (n,3) predicted positions, m (read).
     index_of_id : (max_id+1,) int64 current index of each id, -1 if gone.
     partner, rest : (n,S) spring rows; mutated (plasticity, removal).
-    k_spring (1/s^2), alpha (1/s), gamma : per-material arrays.
-    dx : (n,3) scratch.
+    alpha (1/s), gamma : per-material arrays.
     """
     n = x.shape[0]
     width = partner.shape[1]
-    dt2 = dt * dt
     for i in prange(n):
         mi = mat[i]
-        ks = k_spring[mi]
         al = alpha[mi]
         ga = gamma[mi]
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
         for s in range(width):
             pid = partner[i, s]
             if pid < 0:
@@ -441,30 +438,15 @@ def springs_plasticity_and_displacements(x, mat, index_of_id, partner, rest, k_s
             if j < 0:
                 partner[i, s] = -1
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
             L = rest[i, s]
             if al > 0.0:
-                dev = r - L
+                ex = x[j, 0] - x[i, 0]
+                ey = x[j, 1] - x[i, 1]
+                ez = x[j, 2] - x[i, 2]
+                dev = math.sqrt(ex * ex + ey * ey + ez * ez) - L
                 excess = abs(dev) - ga * L
                 if excess > 0.0:
                     L += dt * al * excess * (1.0 if dev > 0.0 else -1.0)
                     rest[i, s] = L
             if L >= h:
                 partner[i, s] = -1
-                continue
-            if r == 0.0:
-                continue
-            mag = dt2 * ks * (1.0 - L / h) * (L - r) / r
-            sx -= mag * ex
-            sy -= mag * ey
-            sz -= mag * ez
-        dx[i, 0] = sx
-        dx[i, 1] = sy
-        dx[i, 2] = sz
-    for i in prange(n):
-        x[i, 0] += dx[i, 0]
-        x[i, 1] += dx[i, 1]
-        x[i, 2] += dx[i, 2]
