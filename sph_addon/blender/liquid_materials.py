@@ -17,7 +17,8 @@ honey. Looks were chosen from what each substance does to light:
 - oil: golden and clear, refractive (IOR 1.47, olive oil's), smooth;
 - chocolate: opaque dark brown, glossy (a clear coat on a fat surface);
 - toothpaste: opaque white, a soft sheen, a touch of subsurface (a paste scatters light);
-- dough: pale beige, matte, soft subsurface scattering (flour and water).
+- dough: pale beige, matte, soft subsurface scattering (flour and water);
+- rubber: opaque charcoal, a satin sheen.
 
 A preset with no look here (a model added later) gets the neutral light-blue glossy look the
 replay used before. The material is built once per list of presets and shared; the replay
@@ -71,6 +72,7 @@ LOOKS: dict[str, Look] = {
                        subsurface_radius=(1.0, 1.0, 1.0), subsurface_scale=0.005),
     "dough": Look(color=(0.86, 0.74, 0.55), roughness=0.85, specular=0.3, subsurface=0.4,
                   subsurface_radius=(1.0, 0.8, 0.6), subsurface_scale=0.01),
+    "rubber": Look(color=(0.04, 0.04, 0.045), roughness=0.45, specular=0.4),
 }
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 

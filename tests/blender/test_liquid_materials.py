@@ -87,6 +87,8 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert chocolate.transmission == 0.0 and max(chocolate.color) < 0.15 and chocolate.coat >= 0.5, "dark, glossy"
     assert toothpaste.transmission == 0.0 and min(toothpaste.color) > 0.85, "white, opaque"
     assert dough.transmission == 0.0 and dough.roughness >= 0.7 and dough.color[0] > dough.color[2], "beige, matte"
+    rubber = looks["rubber"]
+    assert rubber.transmission == 0.0 and max(rubber.color) < 0.1, "opaque, dark"
 
 
 def test_water_and_honey_quick_setups_get_different_surface_materials(ext, saved_file):

@@ -57,6 +57,11 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
     "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
                   springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1),
+    # Soft rubber (natural or silicone): E 1-5 MPa, ρ 1100-1200 kg/m³, bounces back whole; springs made
+    # once, no plasticity. Possible since the springs are implicit (the explicit ones needed ~140 substeps
+    # per frame at E = 1 MPa and 2 cm); a small viscosity stands for its internal damping.
+    "rubber": dict(density=1100.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
+                   springs="mould", youngs_modulus=1e6, plasticity=0.0, yield_ratio=0.1),
     # Bread dough, viscoelastic-plastic: storage modulus ~1-10 kPa, flows over minutes (apparent
     # viscosity 1e3-1e5 Pa s), ρ ≈ 1200 kg/m³ (Dobraszczyk & Morgenstern 2003, "Rheology and the
     # breadmaking process", J. Cereal Sci.). Mould springs softer than plasticine's that yield at a larger

@@ -152,7 +152,7 @@ class ViscoelasticModel(MaterialModel):
     name = NAME
     label = "Viscoelastic"
     description = ("Clavet 2005 prediction-relaxation: liquids, oil, honey, chocolate, mud, toothpaste, slime, "
-                   "dough, plasticine, jelly")
+                   "dough, plasticine, jelly, rubber")
     citation = "Clavet, Beaudoin, Poulin, Particle-based Viscoelastic Fluid Simulation, SCA 2005 (thesis 2005)"
     parameters = PARAMETERS
     presets = VISCOELASTIC_PRESETS
