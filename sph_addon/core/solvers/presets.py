@@ -48,12 +48,13 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # element (``relaxation_time``) and re-form between new neighbours as it flows.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
                   springs="dynamic", youngs_modulus=300.0, relaxation_time=1.0, plasticity=0.0, yield_ratio=0.1),
-    # A moulded solid that keeps a dent: springs made once, plastic past a small yield. A yield stress of
-    # 300 Pa holds it up under its own weight (without it the plastic springs let a 10 cm cube creep down
-    # to under half its height in 2 s, still flowing); a 10 cm drop still dents it (a 10 cm cube lands to
-    # 83 % of its height; 500 Pa left 89 %). Real modelling clay's is kPa and more, like its E.
-    "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3, yield_stress=300.0,
-                       springs="mould", youngs_modulus=7000.0, plasticity=8.0, yield_ratio=0.02),
+    # A moulded solid that keeps a dent: springs made once, plastic past a 2 % yield strain (Clavet
+    # eq. 5.2), a yield stress of about E x 0.02 = 800 Pa: a 10 cm drop dents it (a 10 cm cube lands to
+    # 87 % of its height and creeps 1 % in the next half second). E = 40 kPa now that the springs are
+    # implicit (7 kPa with a 300 Pa yield stress beside it crept); real modelling clay is stiffer still
+    # (E ~ 0.1-1 MPa) and would barely dent from 10 cm.
+    "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3,
+                       springs="mould", youngs_modulus=40000.0, plasticity=8.0, yield_ratio=0.02),
     # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
     "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
                   springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1),
@@ -65,7 +66,8 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # Bread dough, viscoelastic-plastic: storage modulus ~1-10 kPa, flows over minutes (apparent
     # viscosity 1e3-1e5 Pa s), ρ ≈ 1200 kg/m³ (Dobraszczyk & Morgenstern 2003, "Rheology and the
     # breadmaking process", J. Cereal Sci.). Mould springs softer than plasticine's that yield at a larger
-    # strain and flow slower; a high viscosity for the rest (a cheaper stand-in for 1e3 Pa s).
-    "dough": dict(density=1200.0, surface_tension=0.05, kinematic_viscosity=0.1, stiff_viscosity=0.3,
+    # strain and flow slower, and the low end of its viscosity, ν = 1 m²/s (η 1200 Pa s): with the implicit
+    # springs ν = 0.1 let a 10 cm ball slump to 56 % of its height and still creep 9 % in half a second.
+    "dough": dict(density=1200.0, surface_tension=0.05, kinematic_viscosity=1.0, stiff_viscosity=0.3,
                   springs="mould", youngs_modulus=3000.0, plasticity=2.0, yield_ratio=0.05),
 }
