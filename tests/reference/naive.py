@@ -268,14 +268,15 @@ def viscous_operator(x, v, rho, eta, dt_k, h, wall_b):
     return out
 
 
-def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
-    """Spring plasticity (Clavet 2005 eq. 5.2) and removal, Jacobi form.
+def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, relax, h, dt):
+    """Maxwell relaxation, spring plasticity (Clavet 2005 eq. 5.2) and removal, Jacobi form.
 
     Springs are stored in both endpoints' rows (partner ids, rest lengths L); every row is
     updated from the same positions. Per spring of particle i, with i's material constants
     (springs join particles of one material):
 
     * partner id gone (no current index, or beyond ``index_of_id``): the spring is removed;
+    * L += (r - L) c, c = ``relax`` (Maxwell: 1 - exp(-Δt/τ)), then
     * ΔL = Δt α sign(r - L) max(0, |r - L| - γL) (eq. 5.2);
     * L >= h: removed (SCA 2005: the factor 1 - L/h would reverse the force).
 
@@ -284,7 +285,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
     x : (n,3) float64 predicted positions, m. mat : (n,) material ids.
     index_of_id : (m,) int64 current index of each stable id, -1 if removed.
     partner : (n,S) int64 partner ids, -1 for a free slot. rest : (n,S) float64 rest lengths, m.
-    alpha (1/s), gamma : per-material arrays.
+    alpha (1/s), gamma, relax : per-material arrays.
     h : interaction radius, m; dt : step, s. Nothing is mutated.
 
     Returns
@@ -305,7 +306,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
                 partner[i, s] = -1
                 continue
             r, _, rhat = _pair(x, i, j, h)
-            L = rest[i, s]
+            L = rest[i, s] + (r - rest[i, s]) * relax[m]
             L += dt * alpha[m] * np.sign(r - L) * max(0.0, abs(r - L) - gamma[m] * L)
             rest[i, s] = L
             if L >= h:

@@ -454,13 +454,10 @@ class ViscoelasticModel(MaterialModel):
             ctx.resize("spring_partner", int(need * 1.25) + 1)
             ctx.resize("spring_rest", int(need * 1.25) + 1)
         a["bonded"][self.mould[ctx.material] == 1] = 1
-        if np.any(self.tau > 0):
-            # Maxwell: the share of (r - L) each rest length moves by this substep, 1 - exp(-Δt/τ).
-            relax = np.where(self.tau > 0, -np.expm1(-ctx.dt / np.where(self.tau > 0, self.tau, 1.0)), 0.0)
-            self.k.relax_springs(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
-                                 relax)
+        # Maxwell: the share of (r - L) each rest length moves by this substep, 1 - exp(-Δt/τ).
+        relax = np.where(self.tau > 0, -np.expm1(-ctx.dt / np.where(self.tau > 0, self.tau, 1.0)), 0.0)
         self.k.spring_plasticity(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
-                                 self.alpha, self.gamma, ctx.h, ctx.dt)
+                                 self.alpha, self.gamma, relax, ctx.h, ctx.dt)
 
     def _reset_stats(self) -> None:
         self.stats = {"density_iterations": 0, "substeps": 0, "density_iterations_max": 0, "density_capped": 0,

@@ -370,47 +370,14 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, dynamic, mould, h, part
 
 
 @njit(**config.NJIT_PARALLEL)
-def relax_springs(x, mat, index_of_id, partner, rest, relax):
-    """Maxwell relaxation of the rest lengths: L += (r - L)(1 - exp(-Δt/τ)), once per substep.
+def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, relax, h, dt):
+    """Maxwell relaxation, spring plasticity (Clavet eq. 5.2) and spring removal, on the predicted positions.
 
-    A spring is a Maxwell element (a spring in series with a dashpot): held at a fixed
-    length r, its elastic extension r - L, hence its force, decays exactly as exp(-t/τ)
-    whatever the substep. With the network's shear modulus G = E/3 its dashpot is a
-    viscosity η = G τ. Clavet's plasticity (eq. 5.2, in the caller's next kernel) acts
-    on top: beyond the yield strain the rest length flows faster still.
-
-    Parameters
-    ----------
-    x : (n,3) predicted positions, m. mat : (n,) uint8.
-    index_of_id : (max_id+1,) int64 current index of each id, -1 if gone.
-    partner : (n,S) int64 spring partner ids, -1 free. rest : (n,S) float64 rest lengths, m; mutated.
-    relax : per-material share 1 - exp(-Δt/τ) of (r - L) removed this substep (0: none).
-    """
-    n = x.shape[0]
-    width = partner.shape[1]
-    for i in prange(n):
-        c = relax[mat[i]]
-        if c <= 0.0:
-            continue
-        for s in range(width):
-            pid = partner[i, s]
-            if pid < 0:
-                continue
-            j = index_of_id[pid] if pid < index_of_id.shape[0] else -1
-            if j < 0:
-                continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            rest[i, s] += (r - rest[i, s]) * c
-
-
-@njit(**config.NJIT_PARALLEL)
-def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
-    """Spring plasticity (Clavet eq. 5.2) and spring removal, on the predicted positions.
-
-    Rest lengths change by ΔL = Δt α sign(r-L) max(0, |r-L| - γL); springs whose
+    Maxwell relaxation first: L += (r - L) c with c = 1 - exp(-Δt/τ) (``relax``). A spring is then
+    a spring in series with a dashpot: held at a fixed length r, its extension r - L, hence its
+    force, decays exactly as exp(-t/τ) whatever the substep; with the network's shear modulus
+    G = E/3 its dashpot is a viscosity η = G τ. Then Clavet's plasticity on top: rest lengths
+    change by ΔL = Δt α sign(r-L) max(0, |r-L| - γL); springs whose
     partner is gone or whose L reaches h are removed (SCA 2005), since the factor
     (1 - L/h) of Algorithm 5 would otherwise reverse the force. Deviation from
     Algorithm 5: the springs' displacements are not applied here; their forces are
@@ -423,6 +390,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
     index_of_id : (max_id+1,) int64 current index of each id, -1 if gone.
     partner, rest : (n,S) spring rows; mutated (plasticity, removal).
     alpha (1/s), gamma : per-material arrays.
+    relax : per-material share 1 - exp(-Δt/τ) of (r - L) removed this substep (0: no relaxation).
     """
     n = x.shape[0]
     width = partner.shape[1]
@@ -430,6 +398,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
         mi = mat[i]
         al = alpha[mi]
         ga = gamma[mi]
+        c = relax[mi]
         for s in range(width):
             pid = partner[i, s]
             if pid < 0:
@@ -439,11 +408,15 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, h, dt):
                 partner[i, s] = -1
                 continue
             L = rest[i, s]
-            if al > 0.0:
+            if al > 0.0 or c > 0.0:
                 ex = x[j, 0] - x[i, 0]
                 ey = x[j, 1] - x[i, 1]
                 ez = x[j, 2] - x[i, 2]
-                dev = math.sqrt(ex * ex + ey * ey + ez * ez) - L
+                r = math.sqrt(ex * ex + ey * ey + ez * ez)
+                if c > 0.0:
+                    L += (r - L) * c
+                    rest[i, s] = L
+                dev = r - L
                 excess = abs(dev) - ga * L
                 if excess > 0.0:
                     L += dt * al * excess * (1.0 if dev > 0.0 else -1.0)
