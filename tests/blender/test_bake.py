@@ -262,6 +262,31 @@ def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
     assert data["particle_spacing"] == 0.05
 
 
+def test_inflow_nozzle_length_reaches_the_scene(ext, tmp_path, no_replay_leak):
+    """Nozzle Length goes to the inflow source; an Inflow from before it had one exports 0 (no pipe),
+    which is what it baked with."""
+    _scene_with(tmp_path)
+    bpy.ops.mesh.primitive_circle_add(radius=0.05, location=(0.0, 0.0, 1.5), fill_type='NGON')
+    spout = bpy.context.object
+    spout.name, spout.sph.role = "Spout", 'INFLOW'
+    export = ext.sub("export")
+
+    def inflow():
+        data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
+        (index,) = [k for k, s in enumerate(data["sources"]) if s["type"] == "inflow"]
+        assert origins[f"sources[{index}]"] == "Spout"
+        return data["sources"][index]
+
+    assert spout.sph.inflow.nozzle_length == 0.0 and inflow()["nozzle_length"] == 0.0
+    spout.sph.inflow.nozzle_length = 0.02
+    assert inflow()["nozzle_length"] == pytest.approx(0.02)
+    bpy.ops.wm.open_mainfile(filepath=str(record_exports.OLD_LAYOUT))
+    old = next(ob for ob in bpy.data.objects if ob.sph.role == 'INFLOW')
+    assert "nozzle_length" not in old.sph.inflow.keys(), "saved before the property existed"
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "old.blend"))
+    assert inflow()["nozzle_length"] == 0.0
+
+
 def test_animated_collider_exports_keyframes(ext, tmp_path, no_replay_leak):
     _open_sample("mud_suzanne", tmp_path)
     export = ext.sub("export")
