@@ -287,6 +287,29 @@ def test_inflow_nozzle_length_reaches_the_scene(ext, tmp_path, no_replay_leak):
     assert inflow()["nozzle_length"] == 0.0
 
 
+def test_honey_sample_is_in_the_coiling_regime(ext, tmp_path, no_replay_leak):
+    """honey_stool.blend exports the regime of scripts/scenes/honey_coil.json, where the thread coils:
+    >= 4 particles across, thread Reynolds number U d / nu below 1, a fall of >= 8 thread diameters."""
+    _open_sample("honey_stool", tmp_path)
+    data, _ = ext.sub("export").build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 1))
+    coil = json.loads((ROOT / "scripts" / "scenes" / "honey_coil.json").read_text(encoding="utf-8"))
+    (inflow,) = [s for s in data["sources"] if s["type"] == "inflow"]
+    (want,) = coil["sources"]
+    assert data["particle_spacing"] == pytest.approx(coil["particle_spacing"])
+    for key in ("radius", "nozzle_length", "velocity"):
+        assert inflow[key] == pytest.approx(want[key]), key
+    (material,) = data["materials"]
+    assert (material["preset"], material["params"]) == ("honey", {})
+    nu = ext.sub("properties").preset_values("viscoelastic", "honey")["kinematic_viscosity"]
+    d, speed = 2 * inflow["radius"], -inflow["velocity"][2]
+    seat = bpy.data.objects["Stool Seat"]
+    fall = inflow["center"][2] - max((seat.matrix_world @ v.co).z for v in seat.data.vertices)
+    assert d / data["particle_spacing"] >= 4 and speed * d / nu < 1 and fall >= 8 * d
+    assert fall == pytest.approx(want["center"][2], abs=1e-6), "as high above the seat as honey_coil's nozzle"
+    lo, hi = data["domain"]["min"], data["domain"]["max"]
+    assert hi[2] > inflow["center"][2] and all(hi[k] - lo[k] <= 0.2 for k in range(3)), "a Domain just around it"
+
+
 def test_animated_collider_exports_keyframes(ext, tmp_path, no_replay_leak):
     _open_sample("mud_suzanne", tmp_path)
     export = ext.sub("export")
