@@ -177,7 +177,7 @@ def honey_stool(bpy):
     # smooth rope, not a string of particle bumps.
     dom.sph.domain.surface.thin_features = False
     dom.sph.domain.surface.smoothing_iterations = 25
-    # The coil turns ~7 times a second: motion blur would smear the rope into a haze.
+    # The coil turns several times a second: motion blur would smear the rope into a haze.
     scene.render.use_motion_blur = False
     # Level with the top of the coil stack, close: the rope bending into its rings fills the frame.
     camera_and_light(bpy, scene, (0.0, -0.135, top + 0.075), (0.0, 0.0, top + 0.021))
