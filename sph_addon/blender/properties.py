@@ -147,7 +147,9 @@ GRAVITY = by_name(SIMULATION_PARAMETERS)["gravity"]
 COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_distance", "continuous"))
 COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "padding", "flip_normals",
                                         "hole_closing"))
-INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end"))
+# nozzle_length defaults to 0 (no pipe): what files saved before it existed baked with.
+INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end",
+                                   "nozzle_length"))
 FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
 
 

@@ -262,6 +262,54 @@ def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
     assert data["particle_spacing"] == 0.05
 
 
+def test_inflow_nozzle_length_reaches_the_scene(ext, tmp_path, no_replay_leak):
+    """Nozzle Length goes to the inflow source; an Inflow from before it had one exports 0 (no pipe),
+    which is what it baked with."""
+    _scene_with(tmp_path)
+    bpy.ops.mesh.primitive_circle_add(radius=0.05, location=(0.0, 0.0, 1.5), fill_type='NGON')
+    spout = bpy.context.object
+    spout.name, spout.sph.role = "Spout", 'INFLOW'
+    export = ext.sub("export")
+
+    def inflow():
+        data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
+        (index,) = [k for k, s in enumerate(data["sources"]) if s["type"] == "inflow"]
+        assert origins[f"sources[{index}]"] == "Spout"
+        return data["sources"][index]
+
+    assert spout.sph.inflow.nozzle_length == 0.0 and inflow()["nozzle_length"] == 0.0
+    spout.sph.inflow.nozzle_length = 0.02
+    assert inflow()["nozzle_length"] == pytest.approx(0.02)
+    bpy.ops.wm.open_mainfile(filepath=str(record_exports.OLD_LAYOUT))
+    old = next(ob for ob in bpy.data.objects if ob.sph.role == 'INFLOW')
+    assert "nozzle_length" not in old.sph.inflow.keys(), "saved before the property existed"
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "old.blend"))
+    assert inflow()["nozzle_length"] == 0.0
+
+
+def test_honey_sample_is_in_the_coiling_regime(ext, tmp_path, no_replay_leak):
+    """honey_stool.blend exports the regime of scripts/scenes/honey_coil.json, where the thread coils:
+    >= 4 particles across, thread Reynolds number U d / nu below 1, a fall of >= 8 thread diameters."""
+    _open_sample("honey_stool", tmp_path)
+    data, _ = ext.sub("export").build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 1))
+    coil = json.loads((ROOT / "scripts" / "scenes" / "honey_coil.json").read_text(encoding="utf-8"))
+    (inflow,) = [s for s in data["sources"] if s["type"] == "inflow"]
+    (want,) = coil["sources"]
+    assert data["particle_spacing"] == pytest.approx(coil["particle_spacing"])
+    for key in ("radius", "nozzle_length", "velocity"):
+        assert inflow[key] == pytest.approx(want[key]), key
+    (material,) = data["materials"]
+    assert (material["preset"], material["params"]) == ("honey", {})
+    nu = ext.sub("properties").preset_values("viscoelastic", "honey")["kinematic_viscosity"]
+    d, speed = 2 * inflow["radius"], -inflow["velocity"][2]
+    seat = bpy.data.objects["Stool Seat"]
+    fall = inflow["center"][2] - max((seat.matrix_world @ v.co).z for v in seat.data.vertices)
+    assert d / data["particle_spacing"] >= 4 and speed * d / nu < 1 and fall >= 8 * d
+    assert fall == pytest.approx(want["center"][2], abs=1e-6), "as high above the seat as honey_coil's nozzle"
+    lo, hi = data["domain"]["min"], data["domain"]["max"]
+    assert hi[2] > inflow["center"][2] and all(hi[k] - lo[k] <= 0.2 for k in range(3)), "a Domain just around it"
+
+
 def test_animated_collider_exports_keyframes(ext, tmp_path, no_replay_leak):
     _open_sample("mud_suzanne", tmp_path)
     export = ext.sub("export")

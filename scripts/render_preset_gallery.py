@@ -1,0 +1,93 @@
+"""Render the preset gallery of docs/materials.md: a 10 cm cube of each preset ~1 s after it was dropped.
+
+    .venv-bpy-4.5/bin/python scripts/render_preset_gallery.py [--work out/preset_gallery] [--only honey jelly]
+
+For every preset of the viscoelastic model (``core/solvers/presets.py``) a scene is built with the
+sample builders of ``make_samples.py``: a 10 cm cube of the preset, its bottom 5 cm above the floor,
+at 1 cm spacing (~1,000 particles, so each bake takes a minute or so), in a Domain whose closed
+borders are the floor, with a floor plane that only renders. It is baked and meshed with the farm
+command's code path (as ``render_sample_docs.py`` does) and rendered with Cycles by
+``render_sample_docs.render``, small and denoised, to ``docs/images/preset_<name>.png``. The liquid
+renders with the preset's own look (``blender/liquid_materials.py``, through the replay): no
+material is set here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import blender_session
+import make_samples
+import render_sample_docs
+
+ROOT = blender_session.ROOT
+MODEL = "viscoelastic"
+SPACING = 0.01  # m: ~1,000 particles in the 10 cm cube
+SIZE = 0.1  # m: the cube's edge
+DROP = 0.05  # m: from the floor to the cube's bottom
+FRAME = 25  # 1 s after release at Blender's default 24 fps (the bake starts at frame 1)
+
+
+def presets(module: str) -> list[str]:
+    """The model's presets in the order ``presets.py`` declares them."""
+    solvers = importlib.import_module(f"{module}.sph_addon.core.solvers")
+    return list(solvers.SOLVERS[MODEL].presets)
+
+
+def build(bpy, preset: str, work: Path) -> Path:
+    """Save ``<work>/preset_<preset>.blend``: the cube, its Domain, a render floor, camera and light."""
+    scene = make_samples.new_scene(bpy, FRAME)
+    scene.render.use_motion_blur = False  # the gallery compares shapes: keep their edges sharp
+    cube = make_samples.box(bpy, preset.title(), (SIZE,) * 3, (0.0, 0.0, DROP + SIZE / 2))
+    make_samples.fluid(bpy, cube, preset)
+    half = 0.25  # the Domain reaches past where water spreads in 1 s
+    make_samples.domain(bpy, "Domain", (-half, -half, 0.0), (half, half, 0.3), SPACING, FRAME,
+                        f"preset_{preset}")
+    bpy.ops.mesh.primitive_plane_add(size=2 * half, location=(0.0, 0.0, 0.0))
+    floor = bpy.context.object
+    floor.name = "Render Floor"
+    make_samples.material(bpy, floor, "Floor", (0.35, 0.35, 0.38, 1.0))
+    make_samples.camera_and_light(bpy, scene, (0.0, -0.42, 0.24), (0.0, 0.0, 0.04))
+    blend = work / f"preset_{preset}.blend"
+    cache = work / f"preset_{preset}_cache"
+    if cache.exists():
+        shutil.rmtree(cache)
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    return blend
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", default=str(ROOT / "out" / "preset_gallery"))
+    parser.add_argument("--only", nargs="+", help="these presets only (default: all)")
+    parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--resolution", type=int, nargs=2, default=(320, 240))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
+    args = parser.parse_args(argv)
+    work = Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    bpy, module = blender_session.start(work / ".blender_user")
+    cli = importlib.import_module(f"{module}.sph_addon.blender.cli_command")
+    names = presets(module)
+    unknown = set(args.only or ()) - set(names)
+    if unknown:
+        parser.error(f"unknown presets {sorted(unknown)}; {MODEL} has {names}")
+    for name in args.only or names:
+        blend = build(bpy, name, work)
+        for command in (["bake", str(blend), "--frames", f"1-{FRAME}"], ["mesh", str(blend), "--frames", f"{FRAME}"]):
+            t0 = time.perf_counter()
+            code = cli.run(command)
+            print(f"{name}: {command[0]} exit {code} in {time.perf_counter() - t0:.1f} s", flush=True)
+            if code != 0:
+                return code
+        render_sample_docs.render(bpy, blend, FRAME, Path(args.out).resolve() / f"preset_{name}.png", args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
