@@ -39,7 +39,7 @@ def test_quick_goo_makes_fluid_and_domain_around_it(ext, saved_file):
     assert bpy.ops.sph.quick_fluid(preset="honey") == {'FINISHED'}
     m = cube.sph.material
     assert cube.sph.role == 'FLUID' and m.model == "viscoelastic" and m.viscoelastic.preset == "honey"
-    assert m.viscoelastic.kinematic_viscosity == pytest.approx(5e-3) and m.viscoelastic.density == pytest.approx(1420)
+    assert m.viscoelastic.kinematic_viscosity == pytest.approx(0.03) and m.viscoelastic.density == pytest.approx(1420)
     lo, hi = _world_bounds(_the_domain())
     assert lo[2] == pytest.approx(0.75, abs=1e-6), "the floor is the cube's bottom"
     assert (lo[:2] < -0.25).all() and (hi > (0.25, 0.25, 1.25)).all(), "the Domain encloses the cube"
