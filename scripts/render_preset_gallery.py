@@ -18,7 +18,6 @@ import argparse
 import importlib
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import blender_session
@@ -63,11 +62,8 @@ def build(bpy, preset: str, work: Path) -> Path:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", default=str(ROOT / "out" / "preset_gallery"))
+    render_sample_docs.render_arguments(parser, "preset_gallery", 16, (320, 240))
     parser.add_argument("--only", nargs="+", help="these presets only (default: all)")
-    parser.add_argument("--samples", type=int, default=16)
-    parser.add_argument("--resolution", type=int, nargs=2, default=(320, 240))
-    parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -79,12 +75,9 @@ def main(argv=None) -> int:
         parser.error(f"unknown presets {sorted(unknown)}; {MODEL} has {names}")
     for name in args.only or names:
         blend = build(bpy, name, work)
-        for command in (["bake", str(blend), "--frames", f"1-{FRAME}"], ["mesh", str(blend), "--frames", f"{FRAME}"]):
-            t0 = time.perf_counter()
-            code = cli.run(command)
-            print(f"{name}: {command[0]} exit {code} in {time.perf_counter() - t0:.1f} s", flush=True)
-            if code != 0:
-                return code
+        code = render_sample_docs.bake_and_mesh(cli, name, blend, FRAME)
+        if code != 0:
+            return code
         render_sample_docs.render(bpy, blend, FRAME, Path(args.out).resolve() / f"preset_{name}.png", args)
     return 0
 

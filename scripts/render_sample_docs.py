@@ -60,13 +60,29 @@ def render(bpy, blend: Path, frame: int, out: Path, args) -> None:
     print(f"rendered {blend.stem} frame {frame} in {time.perf_counter() - t0:.1f} s: {out}", flush=True)
 
 
+def bake_and_mesh(cli, name: str, blend: Path, frame: int) -> int:
+    """Bake ``blend`` up to ``frame`` and mesh that frame with the farm command's code path; its exit code."""
+    for command in (["bake", str(blend), "--frames", f"1-{frame}"], ["mesh", str(blend), "--frames", f"{frame}"]):
+        t0 = time.perf_counter()
+        code = cli.run(command)
+        print(f"{name}: {command[0]} exit {code} in {time.perf_counter() - t0:.1f} s", flush=True)
+        if code != 0:
+            return code
+    return 0
+
+
+def render_arguments(parser: argparse.ArgumentParser, work: str, samples: int, resolution: tuple[int, int]) -> None:
+    """The options both doc renderers take: work folder, Cycles samples, resolution, output folder."""
+    parser.add_argument("--work", default=str(ROOT / "out" / work))
+    parser.add_argument("--samples", type=int, default=samples)
+    parser.add_argument("--resolution", type=int, nargs=2, default=resolution)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", default=str(ROOT / "out" / "sample_docs"))
+    render_arguments(parser, "sample_docs", 24, (480, 270))
     parser.add_argument("--only", nargs="+", choices=sorted(FRAMES), default=sorted(FRAMES))
-    parser.add_argument("--samples", type=int, default=24)
-    parser.add_argument("--resolution", type=int, nargs=2, default=(480, 270))
-    parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -75,12 +91,9 @@ def main(argv=None) -> int:
     for name in args.only:
         frame = FRAMES[name]
         blend = prepare(bpy, name, work)
-        for command in (["bake", str(blend), "--frames", f"1-{frame}"], ["mesh", str(blend), "--frames", f"{frame}"]):
-            t0 = time.perf_counter()
-            code = cli.run(command)
-            print(f"{name}: {command[0]} exit {code} in {time.perf_counter() - t0:.1f} s", flush=True)
-            if code != 0:
-                return code
+        code = bake_and_mesh(cli, name, blend, frame)
+        if code != 0:
+            return code
         render(bpy, blend, frame, Path(args.out).resolve() / f"sample_{name}.png", args)
     return 0
 

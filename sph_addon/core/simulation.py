@@ -298,6 +298,7 @@ class Simulation:
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour, n_colours=N_COLOURS,
                           next_id=st.next_id, resize=st.resize_trailing, walls=walls)
+        # Particles inside a nozzle move with the pipe whatever the models do to them (Inflow.held).
         nozzles = [(inflow.held(st.x, st.arrays["source"]), inflow) for inflow in self.inflows]
         nozzles = [(idx, st.x[idx] + dt * inflow.speed * inflow.direction, inflow) for idx, inflow in nozzles
                    if len(idx)]

@@ -29,12 +29,12 @@ force per unit mass a_s = k_spring (1 - L/h)(r - L) r̂ at the positions the
 substep predicts, linearised about the current ones (backward Euler, as Baraff &
 Witkin, "Large steps in cloth simulation", SIGGRAPH 1998):
 
-    (I + Δt K_ν + θ Δt² K_s) v = v* + Δt a_s(x) + ψ Δt² K_s v*,
+    (I + Δt K_ν + θ Δt² K_s) v = v* + Δt a_s(x),
 
 K_s the springs' stiffness (:func:`spring_terms`: axial κ = k_spring (1 - L/h)
 along r̂ r̂ᵀ, and the geometric term κ (1 - L/r)(I - r̂ r̂ᵀ) of stretched springs
 only, so K_s is positive semi-definite and A stays SPD; the compressed springs'
-negative geometric term stays explicit, Choi & Ko 2002). θ = 1, ψ = 0 is
+negative geometric term stays explicit, Choi & Ko 2002). θ = 1 is
 backward Euler; the model chooses (``viscoelastic_clavet2005.SPRING_THETA``).
 The springs come from the particles' spring rows (partners by id), not from the
 neighbour list: a stretched spring may be longer than h.
@@ -171,19 +171,6 @@ def spring_terms(x, mat, index_of_id, partner, rest, k_spring, h, dt, sj, sw, se
         dv[i, 0] = sx
         dv[i, 1] = sy
         dv[i, 2] = sz
-
-
-@njit(**config.NJIT_PARALLEL)
-def spring_operator(vin, sj, sw, se, out):
-    """out_i = Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] (vin_i - vin_j): the springs' stiffness (times Δt²) applied to vin.
-
-    sj, sw, se as :func:`spring_terms` writes them; out : (n,3), written.
-    """
-    for i in prange(vin.shape[0]):
-        ax, ay, az = _spring_row(i, vin, sj, sw, se)
-        out[i, 0] = ax
-        out[i, 1] = ay
-        out[i, 2] = az
 
 
 @njit(**config.NJIT_PARALLEL)

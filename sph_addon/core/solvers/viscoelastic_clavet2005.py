@@ -75,10 +75,9 @@ VISCOSITY_MAX_ITERATIONS = 500
 # wave they carry (k = π/s) would lose less than this share of its amplitude per substep (ν Δt k²).
 # Water (1e-6 m²/s) at 5 cm and Δt = 6 ms: 2.4e-5, skipped; it is solved from ~1 cm down.
 VISCOSITY_RESOLVED = 1e-4
-# Springs in the implicit solve: their force is taken at x + Δt (θ v - ψ v*), v the new velocity and v*
-# the one before the solve (``_viscosity``). θ = 1, ψ = 0 is backward Euler.
+# Springs in the implicit solve: their force is taken at x + θ Δt v, v the new velocity (``_viscosity``).
+# θ = 1 is backward Euler (docs/materials.md: smaller θ was tried and rang until the column fell).
 SPRING_THETA = 1.0
-SPRING_PSI = 0.0
 # Longest substep of a material with springs, s, whatever its Young's modulus: the springs are
 # linearised about the positions at the start of the substep and contacts are resolved after the
 # solve, so in a longer substep an impact pushes a layer v Δt into the next before the springs see
@@ -176,6 +175,7 @@ class ViscoelasticModel(MaterialModel):
         self.last_iterations, self.last_dt = 1, 0.0
         self._reset_stats()
         self._scratch_n = -1
+        self._spring_shape = None
 
     def derived_constants(self, dt: float | None = None) -> dict[str, float]:
         """Clavet's constants as this bake derives them (module ``liquid_units``), for ``info`` and the UI.
@@ -239,6 +239,16 @@ class ViscoelasticModel(MaterialModel):
             self.cg = [np.empty((n, 3)) for _ in range(4)]
             self.cg_inv = np.empty((n, 3, 3))
 
+    def _spring_buffers(self, ctx: StepContext, springs: bool):
+        """The spring terms' arrays (``implicit_viscosity_kernels.spring_terms``) and the solve's right-hand
+        side, kept across substeps while the particle count and the spring rows' width stay the same."""
+        width = ctx.arrays["spring_partner"].shape[1] if springs else 0
+        if self._spring_shape != (ctx.n, width):
+            self._spring_shape = (ctx.n, width)
+            self._springs_buf = (np.empty((ctx.n, width), np.int64), np.empty((ctx.n, width, 2)),
+                                 np.empty((ctx.n, width, 3)), np.empty((ctx.n, 3)))
+        return self._springs_buf
+
     def velocity_stage(self, ctx: StepContext) -> None:
         """XSPH smoothing, surface tension (CSF) and viscosity impulses (Algorithm 4), before prediction."""
         self._scratch(ctx.n)
@@ -281,12 +291,11 @@ class ViscoelasticModel(MaterialModel):
         """Backward Euler on the viscous term, v - v* = Δt ν ∇²v (Weiler et al. 2018), and on the
         springs (Clavet Algorithm 5), in one system solved by CG.
 
-        Springs: v = v* + Δt a_s(x + Δt (θ v - ψ v*)), a_s the springs' force per unit mass at the
+        Springs: v = v* + Δt a_s(x + θ Δt v), a_s the springs' force per unit mass at the
         positions the substep will predict, linearised about the current x with the axial stiffness
         and the stretched springs' transverse one (``implicit_viscosity_kernels.spring_terms``): the
         system gains θ Δt² K_s pair blocks (positive semi-definite, so it stays symmetric positive
-        definite), the right-hand side Δt a_s(x) + ψ Δt² K_s v*.
-        θ = ``SPRING_THETA``, ψ = ``SPRING_PSI`` (θ = 1, ψ = 0: backward Euler).
+        definite), the right-hand side v* + Δt a_s(x). θ = ``SPRING_THETA`` (1: backward Euler).
 
         The guess is the right-hand side; the solve stops at a residual of ``VISCOSITY_TOLERANCE``
         times its norm or at ``VISCOSITY_MAX_ITERATIONS`` (counted in the frame statistics). The
@@ -303,23 +312,14 @@ class ViscoelasticModel(MaterialModel):
         static = ctx.walls.static() if ctx.walls is not None else None
         wall_b = units.wall_viscosity_blocks(ctx.x, static, ctx.spacing, ctx.h)
         coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h, SPRING_THETA])
-        rhs = ctx.v
+        sj, sw, se, rhs = self._spring_buffers(ctx, springs)
         if springs:
             a = ctx.arrays
-            width = a["spring_partner"].shape[1]
-            sj = np.empty((ctx.n, width), np.int64)
-            sw = np.empty((ctx.n, width, 2))
-            se = np.empty((ctx.n, width, 3))
-            rhs = np.empty((ctx.n, 3))
             ivk.spring_terms(ctx.x, ctx.material, ctx.index_of_id(), a["spring_partner"], a["spring_rest"],
                              self.k_spring, ctx.h, ctx.dt, sj, sw, se, rhs)
-            if SPRING_PSI != 0.0:
-                kv = np.empty((ctx.n, 3))
-                ivk.spring_operator(ctx.v, sj, sw, se, kv)
-                rhs += SPRING_PSI * kv
             rhs += ctx.v
         else:
-            sj, sw, se = np.empty((ctx.n, 0), np.int64), np.empty((ctx.n, 0, 2)), np.empty((ctx.n, 0, 3))
+            rhs = ctx.v
         v = rhs.copy()
         it, res = ivk.solve(ctx.x, v, ctx.nbr, ctx.count, self.unit_mass, eta, coeff, wall_b, sj, sw, se, rhs,
                             VISCOSITY_TOLERANCE, VISCOSITY_MAX_ITERATIONS, self.cg_inv, *self.cg)
