@@ -32,6 +32,11 @@ def is_frame(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 10**7
 
 
+def _count(value: Any) -> bool:
+    """A particle count or id bound as JSON gives it."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_PARTICLES
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -151,7 +156,7 @@ def check_checkpoint(arrays: dict[str, np.ndarray], meta: Any, specs: dict[str, 
     if not _number(meta.get("time")):
         raise bad("the time is not a finite number")
     next_id = meta.get("next_id")
-    if not (isinstance(next_id, int) and not isinstance(next_id, bool) and 0 <= next_id <= MAX_PARTICLES):
+    if not _count(next_id):
         raise bad("next_id is not a particle count")
     removed = meta.get("removed")
     if not isinstance(removed, dict) or not all(
@@ -162,6 +167,10 @@ def check_checkpoint(arrays: dict[str, np.ndarray], meta: Any, specs: dict[str, 
         raise bad(f"inflow_volume must hold {inflows} numbers")
     if not isinstance(meta.get("models", {}), dict):
         raise bad("models must be an object")
+    watch = meta.get("watch", {})
+    if not (isinstance(watch, dict) and (watch.get("budget") is None or _number(watch["budget"]))
+            and _number(watch.get("scale_per_kg", 0.0)) and _count(watch.get("seen_id", 0))):
+        raise bad("watch must hold the energy budget (numbers) and the last id seen")
     missing = sorted(set(specs) - set(arrays))
     unknown = sorted(set(arrays) - set(specs))
     if missing or unknown:

@@ -8,8 +8,9 @@ built, no particle placed):
   and must have faces and finite coordinates;
 * the distance grid of every mesh collider is sized from its bounding box;
 * the particles' and the grids' memory must fit ``simulation.memory_budget_mb``;
-* no source may start faster than ``simulation.max_speed`` (the bake would stop
-  at its first frame, exit 3, after writing its cache);
+* no source may start faster than ``simulation.max_speed``, nor so fast that the
+  substeps allowed let it cross more than two support radii in one (the bake
+  would stop at its first frame, exit 3, after writing its cache);
 * a particle falling from rest for one frame must keep the CFL rule within the
   substeps allowed (``fps`` of 0.001 makes a frame last 1000 s);
 * the total work, particles × substeps × frames, must stay under
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import config
+from .blowup import MAX_TRAVEL
 from .durations import format_long_duration
 from .errors import InputError
 from .scene import Scene
@@ -110,13 +112,27 @@ def preflight(scene: Scene) -> Estimate:
 
 
 def _check_start_speeds(scene: Scene) -> None:
-    limit = scene.simulation["max_speed"]
+    """No source may start above max_speed, nor so fast that the substeps allowed let it cross more
+    than ``blowup.MAX_TRAVEL`` support radii in one (the bake would stop at its first frame)."""
+    sim = scene.simulation
+    limit = sim["max_speed"]
+    fixed = sim["substeps"] > 0
+    cap = sim["substeps"] if fixed else sim["max_substeps"]
+    field = "simulation.substeps" if fixed else "simulation.max_substeps"
     for k, (_, p) in enumerate(scene.sources):
         speed = math.hypot(*p["velocity"])
         if speed > limit:
             raise InputError(f"sources[{k}].velocity",
                              f"{speed:.3g} m/s is above simulation.max_speed ({limit:g} m/s): the bake would "
                              "stop at its first frame as a blow-up; lower the velocity or raise max_speed")
+        travel = speed / (scene.fps * cap)
+        if travel > MAX_TRAVEL * scene.h:
+            need = math.ceil(cap * travel / (MAX_TRAVEL * scene.h))
+            raise InputError(f"sources[{k}].velocity",
+                             f"at {speed:.3g} m/s a particle would move {travel:.3g} m per substep with {cap} "
+                             f"substeps per frame, more than {MAX_TRAVEL:g} support radii ({MAX_TRAVEL:g} x "
+                             f"{scene.h:g} m), so its collisions could not be resolved; lower the velocity or "
+                             f"raise {field} to at least {need}")
 
 
 def _check_substeps(scene: Scene) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from . import config
+from .blowup import BlowUpWatch, collider_work
 from .colliders import COLLIDERS, BuildContext, Collider, Shape
 from .colliders.motion import motion_from_scene
 from .colliders.response import ContactReport
@@ -167,6 +168,8 @@ class Simulation:
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
+        self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
+                                                                                self.colliders))
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
@@ -390,6 +393,7 @@ class Simulation:
         self._rebuild_deforming(self.frame + 1)
         n_sub = self.substeps_for_frame()
         dt = 1.0 / (self.scene.fps * n_sub)
+        self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
         self._reset_contacts()
         for _ in range(n_sub):
@@ -415,13 +419,28 @@ class Simulation:
         extra: dict = {}
         world = self._world()
         for model in self.models:
-            extra.update(model.frame_stats(world))
+            stats = model.frame_stats(world)
+            reason = model.failure(stats)
+            if reason:
+                raise SimulationError(self.frame, reason)
+            extra.update(stats)
+        self._watch_frame(substeps)
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, sdf_build_s, extra)
+
+    def _watch_frame(self, substeps: int) -> None:
+        """The end-of-frame blow-up checks (``blowup.BlowUpWatch.check_frame``)."""
+        st = self.state
+        mass = float(self.watch.densities.max(initial=0.0)) * self.spacing**3
+        work = collider_work(self.colliders, self.contacts, self.frame - 1, self.scene.fps, mass) if substeps else 0.0
+        lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
+                                                         default=0.0)
+        self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,
+                               self.count if substeps else None)
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""
@@ -439,7 +458,7 @@ class Simulation:
         meta = {"frame": self.frame, "time": st.time, "next_id": st.next_id,
                 "removed": {str(k): v for k, v in st.removed.items()},
                 "inflow_volume": [f.emitted_volume for f in self.inflows],
-                "models": {m.name: m.state_dict() for m in self.models}}
+                "models": {m.name: m.state_dict() for m in self.models}, "watch": self.watch.state_dict()}
         return dict(st.arrays), meta
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -456,3 +475,4 @@ class Simulation:
             f.emitted_volume = float(vol)
         for model in self.models:
             model.load_state_dict(meta.get("models", {}).get(model.name, {}))
+        self.watch.load_state_dict(meta.get("watch"))

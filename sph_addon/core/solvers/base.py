@@ -232,6 +232,10 @@ class MaterialModel:
         """Numbers for the manifest's per-frame statistics (JSON-safe)."""
         return {}
 
+    def failure(self, stats: dict) -> str | None:
+        """Why this frame's ``frame_stats`` show a blow-up (one sentence saying what to try), or None."""
+        return None
+
     def derived_constants(self, dt: float | None = None) -> dict[str, float]:
         """Method constants the model derives from its physical parameters, for ``info`` and the UI
         (JSON-safe; ``dt`` is a substep, s, for constants that depend on it)."""

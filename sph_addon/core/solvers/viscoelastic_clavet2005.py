@@ -88,6 +88,9 @@ SPRING_MAX_DT = 1.0 / 180.0
 # Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
 # regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
 YIELD_STRAIN_RATE = 0.01
+# A frame fails when a substep ends with a material's mean compression this many times its target
+# (``failure``): the relaxation's passes are capped, so a liquid squeezed that far has come apart.
+DENSITY_BLOWUP = 10.0
 
 
 
@@ -441,6 +444,15 @@ class ViscoelasticModel(MaterialModel):
         springs = world.arrays["spring_partner"] if self.has_springs else None
         out["springs"] = 0 if springs is None else int(np.count_nonzero(springs >= 0)) // 2
         return out
+
+    def failure(self, stats: dict) -> str | None:
+        """A blow-up when a substep ended with its material-mean compression DENSITY_BLOWUP times the
+        largest target: the relaxation could not hold the liquid together (its passes are capped)."""
+        limit = DENSITY_BLOWUP * float(self.target[self.owned].max(initial=0.0))
+        if limit > 0 and stats["density_error_mean"] > limit:
+            return (f"the mean density error reached {stats['density_error_mean']:.1%}, over {DENSITY_BLOWUP:g} "
+                    f"times the density_error target (a blow-up); try more substeps or a lower youngs_modulus")
+        return None
 
     def state_dict(self) -> dict:
         """The cost model's last measurement, so a resumed bake chooses the same substeps."""
