@@ -127,14 +127,18 @@ def _interrupted(out: str) -> str:
             f"{m['checkpoint']} with --resume")
 
 
+def _write_errors_not_signals() -> None:
+    """A file-size limit fails the write (EFBIG: exit 3 with a sentence) instead of killing us (SIGXFSZ)."""
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def _cmd_bake(args) -> int:
     from .core.bake import bake, parse_frames
 
     frames = parse_frames(args.frames)
     t0 = time.perf_counter()
-    if hasattr(signal, "SIGXFSZ"):
-        # A file-size limit then fails the write (EFBIG, exit 3 with a sentence) instead of killing us.
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _write_errors_not_signals()
     with _StopOnSignals() as stop:
         try:
             manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
@@ -157,6 +161,7 @@ def _cmd_mesh(args) -> int:
     from .core.surface.stage import mesh_cache
 
     frames = parse_frames(args.frames)
+    _write_errors_not_signals()
     progress = None if args.quiet else _MeshProgress()
     report = mesh_cache(args.dir, frames=None if frames is None else range(frames[0], frames[1] + 1),
                         jobs=args.jobs, force=args.force, progress=progress)

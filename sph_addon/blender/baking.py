@@ -22,6 +22,7 @@ import bpy
 
 from ..core import bake as core_bake
 from ..core.cache import CacheDir, free_cache
+from ..core.cache_lock import lock_cache
 from ..core.durations import eta_seconds, format_duration
 from ..core.errors import InputError
 from ..core.params import resolve
@@ -134,6 +135,13 @@ def prepare_mesh(scene, domain, frame_start: int = 0, frame_end: int = 0, replac
         raise export.ExportError(f"{domain.name}: Cache Directory",
                                  f"{root} has no baked particle frames to mesh; Bake first")
 
+    # Refused here, on the main thread with the Domain's name, while a bake or a free holds the cache;
+    # mesh_frames holds the lock (shared, as the command line's mesh does) while it writes.
+    try:
+        lock_cache(root, "mesh", shared=True).release()
+    except InputError as exc:
+        raise export.explain(exc, {}, root, domain.name) from None
+
     def run(report: Callable[[Status], None], should_stop: Callable[[], bool]) -> dict:
         return mesh_frames(root, frames, settings, replace, report, should_stop)
 
@@ -157,16 +165,17 @@ def mesh_frames(root: Path, frames: list[int], settings, replace: bool, report: 
 
     t0 = time.perf_counter()
     result = {"meshed": [], "skipped": [], "failed": {}}
-    for k, frame in enumerate(frames):
-        if should_stop():
-            break
-        try:
-            result[mesh_frame(root, frame, settings, force=replace)].append(frame)
-        except (OSError, ValueError) as exc:
-            reason = str(exc)
-            result["failed"][frame] = reason if str(particle_path(root, frame)) in reason else \
-                f"{particle_path(root, frame)}: {reason}"
-        report(Status("mesh", frame, k + 1, len(frames), 0, time.perf_counter() - t0))
+    with lock_cache(root, "mesh", shared=True):  # never beside a bake or a free of another process
+        for k, frame in enumerate(frames):
+            if should_stop():
+                break
+            try:
+                result[mesh_frame(root, frame, settings, force=replace)].append(frame)
+            except (OSError, ValueError) as exc:
+                reason = str(exc)
+                result["failed"][frame] = reason if str(particle_path(root, frame)) in reason else \
+                    f"{particle_path(root, frame)}: {reason}"
+            report(Status("mesh", frame, k + 1, len(frames), 0, time.perf_counter() - t0))
     return result
 
 

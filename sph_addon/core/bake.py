@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import errno
 import logging
 import os
 import tempfile
@@ -29,7 +28,7 @@ from .cache import CacheDir
 from .cache_checks import check_checkpoint
 from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
-from .errors import InputError, SimulationError, StorageError
+from .errors import InputError, SimulationError, StorageError, is_storage_fault
 from .jsonfile import read_json
 from .preflight import preflight
 from .scene import FORMAT, Scene, parse_scene
@@ -223,7 +222,7 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
             try:
                 return _bake_locked(prepared, progress, should_stop)
             except OSError as exc:
-                if exc.errno not in _STORAGE_ERRNOS:
+                if not is_storage_fault(exc):
                     raise
                 raise _storage_error(prepared.cache, exc) from None
     except InputError:
@@ -242,11 +241,6 @@ def _missing_folders(root: Path) -> list[Path]:
         out.append(root)
         root = root.parent
     return out
-
-
-# Write failures that are the storage's, not a bug: no space, a file-size limit, a quota, a
-# read-only or failing disk.
-_STORAGE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:

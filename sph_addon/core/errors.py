@@ -10,6 +10,8 @@ sph_addon`` and ``blender --command sph``).
 
 from __future__ import annotations
 
+import errno
+
 # Process exit codes (DESIGN.md section 4): done; bad input (one sentence, nothing
 # written); the simulation failed; interrupted (the cache stays resumable).
 EXIT_OK = 0
@@ -64,6 +66,16 @@ class StorageError(SimulationError):
         self.frame = frame
         self.message = message
         RuntimeError.__init__(self, message)
+
+
+# Write failures that are the storage's, not a bug: no space, a file-size limit, a quota, a
+# read-only or failing disk.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def is_storage_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is the storage refusing a write (an OSError of :data:`STORAGE_ERRNOS`)."""
+    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
 
 
 def exit_status(exc: Exception) -> tuple[int, str]:

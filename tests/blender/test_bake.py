@@ -211,6 +211,21 @@ def test_collider_without_faces_is_reported(ext, tmp_path, no_replay_leak):
     assert "Wire Fence" in msg and "no faces" in msg
 
 
+def test_bake_mesh_waits_for_no_one_and_writes_nothing_while_another_process_holds_the_cache(
+        ext, tmp_path, no_replay_leak):
+    _scene_with(tmp_path)
+    assert bpy.ops.sph.bake_data() == {'FINISHED'}
+    cache = _cache(ext)
+    # A lock taken through another open file is another holder, as a command-line bake would be.
+    with ext.core("cache_lock").lock_cache(cache, "bake"):
+        with pytest.raises(RuntimeError) as info:
+            bpy.ops.sph.bake_mesh()
+    assert "Tank: Cache Directory" in str(info.value) and "another process is using this cache" in str(info.value)
+    assert not (cache / "surface").exists() or not any((cache / "surface").iterdir())
+    assert bpy.ops.sph.bake_mesh() == {'FINISHED'}
+    assert len(list((cache / "surface").iterdir())) == 2
+
+
 def test_unwritable_cache_is_reported(ext, tmp_path, no_replay_leak):
     _scene_with(tmp_path)
     blocker = tmp_path / "a_file"

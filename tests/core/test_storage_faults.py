@@ -20,13 +20,18 @@ def _tiny_scene(frame_end: int) -> dict:
                                                      "max": [0.1, 0.1, 0.1]}])
 
 
-def _bake_limited(scene, out, limit: int, *extra) -> subprocess.CompletedProcess:
+def _limited(limit: int, *args) -> subprocess.CompletedProcess:
+    """``python -m sph_addon ARGS`` under a file-size limit of ``limit`` bytes."""
     def limit_file_size():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet",
-                           *extra], cwd=REPO, capture_output=True, text=True, timeout=600, preexec_fn=limit_file_size)
+    return subprocess.run([sys.executable, "-m", "sph_addon", *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=600, preexec_fn=limit_file_size)
+
+
+def _bake_limited(scene, out, limit: int, *extra) -> subprocess.CompletedProcess:
+    return _limited(limit, "bake", scene, "--out", out, "--quiet", *extra)
 
 
 def test_a_size_limit_mid_bake_is_exit_3_and_resumes_identically(tmp_path, write_scene):
@@ -64,6 +69,21 @@ def test_a_size_limit_at_the_first_frame_leaves_a_bake_a_plain_run_restarts(tmp_
     r = subprocess.run([sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(out), "--quiet"],
                        cwd=REPO, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_size_limit_while_meshing_is_exit_3_and_meshing_again_finishes(tmp_path, write_scene):
+    scene = write_scene(scene_dict(frame_end=3))
+    out = tmp_path / "c"
+    assert run_main("bake", scene, "--out", out, "--quiet")[0] == 0
+    r = _limited(4096, "mesh", out, "--quiet")  # a surface of this pool is tens of KiB
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "meshing stopped at frame 1" in r.stderr and "File too large" in r.stderr, r.stderr
+    assert not list(out.rglob("*.tmp")), "no half-written file left"
+    r = subprocess.run([sys.executable, "-m", "sph_addon", "mesh", str(out), "--quiet"], cwd=REPO,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert len(list((out / "surface").glob("surface_*.ply"))) == 3
 
 
 def test_force_and_free_never_follow_a_symlink_out_of_the_cache(tmp_path, write_scene):

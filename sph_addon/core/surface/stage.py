@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cache_lock import lock_cache
-from ..errors import InputError
+from ..errors import InputError, StorageError, is_storage_fault
 from ..jsonfile import read_json
 from ..plyio import PlyError, read_ply, write_ply
 from .settings import SurfaceSettings, surface_settings
@@ -220,15 +220,20 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
     total = len(todo)
     done = 0
 
+    storage: tuple[int, OSError] | None = None  # the first write the storage refused
+
     def record(frame: int, status: str | None, seconds: float, error: BaseException | None) -> None:
-        nonlocal done
+        nonlocal done, storage
         done += 1
         if error is not None:
             reason = str(error)
             if str(particle_path(cache_dir, frame)) not in reason:
                 reason = f"{particle_path(cache_dir, frame)}: {reason}"
             report["failed"][frame] = reason
-            log.error("frame %d failed: %s", frame, reason)
+            if not is_storage_fault(error):
+                log.error("frame %d failed: %s", frame, reason)
+            elif storage is None:  # said once, by the StorageError below
+                storage = (frame, error)
         else:
             report[status].append(frame)
             report["seconds"][frame] = seconds
@@ -241,6 +246,8 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
         sdict = asdict(settings)
         if jobs == 1 or total <= 1:
             for frame in todo:
+                if storage is not None:
+                    break  # a full disk stays full: the next frames would fail the same way
                 try:
                     _, status, sec = _run_frame(str(cache_dir), frame, sdict, force)
                     record(frame, status, sec, None)
@@ -262,6 +269,11 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
                         record(frame, status, sec, None)
                     except (OSError, ValueError) as exc:
                         record(frame, None, 0.0, exc)
+    if storage is not None:
+        frame, exc = storage
+        what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
+        raise StorageError(frame, f"meshing stopped at frame {frame}: {what}; free space (or raise the limit), "
+                                  "then run mesh again (the frames already meshed are kept and skipped)")
     report["meshed"].sort()
     report["skipped"].sort()
     report["failed"] = dict(sorted(report["failed"].items()))
