@@ -163,7 +163,8 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
             dims = grid_dims(vertices, cell_size=settings["cell_size"], padding=settings["padding"],
-                             thickness=settings["thickness"], mode=settings["mode"])
+                             thickness=settings["thickness"], mode=settings["mode"],
+                             hole_closing=settings["hole_closing"])
             nodes = math.prod(int(n) for n in dims)
             need = estimate_sdf_bytes(dims, len(triangles)) if nodes <= _MAX_GRID_NODES else math.inf
             if need > largest_bytes:

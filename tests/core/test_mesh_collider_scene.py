@@ -115,6 +115,18 @@ def test_mesh_source_errors_name_the_source(tmp_path):
     assert not out.exists()
 
 
+def test_closed_tank_with_wide_hole_closing_keeps_its_particles(tmp_path):
+    """Issue 12: hole_closing of 3 cells (0.06 m at 0.02 m) turned the whole grid inside and the tank
+    deleted every particle, exit 0."""
+    tank = {"type": "mesh", "path": "box_dup_flipped.ply", "flip_normals": True, "cell_size": 0.02,
+            "hole_closing": 0.06}
+    source = {"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.3]}
+    sim = Simulation(load_scene(_scene(tmp_path, colliders=[tank], sources=[source])))
+    assert sim.state.n == 216
+    sim.advance_frame()
+    assert sim.state.n == 216 and np.abs(sim.state.x).max() < 0.5
+
+
 # --------------------------------------------------------------------------- SDF cache in the bake
 
 

@@ -91,7 +91,7 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                          f"cell size {h:g} m; raise thickness or lower cell_size")
     if np.isfinite(vertices).all() and len(vertices):
         dims = grid_dims(vertices, cell_size=h, padding=settings["padding"], thickness=settings["thickness"],
-                         mode=settings["mode"])
+                         mode=settings["mode"], hole_closing=settings["hole_closing"])
         need = estimate_sdf_bytes(dims, len(triangles))
         if need > ctx.memory_budget:
             shape = "x".join(str(int(n)) for n in dims)
