@@ -107,11 +107,13 @@ def _padding(h: float, padding: float, thickness: float, mode: str, hole_closing
     The exterior flood of a solid starts from the boundary nodes farther than
     ``tau = max(h / 2, hole_closing)`` from the surface: with a margin of 2 cells
     only, a ``hole_closing`` over 2 cells left no seed and the whole grid came
-    out inside. ``tau + 1.5 h`` keeps the 2 cells of the default ``tau``.
+    out inside. A margin of ``h + hole_closing`` keeps every boundary node a
+    cell beyond the barrier; below a cell of ``hole_closing`` the grid is laid
+    out as before (2 cells).
     """
     if mode == "shell":
         return max(float(padding), 2.0 * h + thickness)
-    return max(float(padding), 1.5 * h + max(0.5 * h, float(hole_closing)))
+    return max(float(padding), h + max(h, float(hole_closing)))
 
 
 def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 0.0,
@@ -159,9 +161,9 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
         Grid spacing (m).
     padding : float
         Margin around the mesh bounding box (m). Raised to at least
-        ``1.5 * cell_size + max(cell_size / 2, hole_closing)`` (solid: the
-        exterior flood starts from boundary nodes farther than that barrier)
-        or ``thickness + 2 * cell_size`` (shell).
+        ``cell_size + max(cell_size, hole_closing)`` (solid: the exterior flood
+        starts from boundary nodes beyond the ``hole_closing`` barrier) or
+        ``thickness + 2 * cell_size`` (shell).
     thickness : float
         Shell half-thickness (m): ``mode="shell"`` gives ``d = u - thickness``.
         In solid mode it inflates the solid: ``d - thickness``.
