@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import scene_dict
+from conftest import run_main, scene_dict
 from reference.analytic_sdf import box_mesh
 
 from sph_addon.core.bake import bake
 from sph_addon.core.cache import CacheDir
 from sph_addon.core.colliders import sdf_cache
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import write_ply
+from sph_addon.core.plyio import read_ply, write_ply
 from sph_addon.core.scene import load_scene, parse_scene
 from sph_addon.core.simulation import Simulation
 
@@ -125,6 +125,47 @@ def test_closed_tank_with_wide_hole_closing_keeps_its_particles(tmp_path):
     assert sim.state.n == 216
     sim.advance_frame()
     assert sim.state.n == 216 and np.abs(sim.state.x).max() < 0.5
+
+
+_WATER_IN_THE_BOX = {"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.3]}
+
+
+@pytest.mark.parametrize("collider, remedy", [
+    ({"type": "mesh", "path": "inward.ply"}, "its faces point inward, as a container's do: set flip_normals"),
+    ({"type": "mesh", "path": "box_internal_face.ply"}, "set flip_normals if the mesh is a container"),
+    ({"type": "sphere", "radius": 1.0}, "move the sources out of it"),
+])
+def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, collider, remedy):
+    """Issue 12: a container mesh wound inward without flip_normals deleted all the fluid, exit 0,
+    after validate had said valid with an estimate of its particles."""
+    v, t = box_mesh()
+    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    scene = _scene(tmp_path, colliders=[{"type": "plane", "position": [0, 0, -2]}, collider],
+                   sources=[_WATER_IN_THE_BOX])
+    before = sorted(tmp_path.iterdir())
+    for args in (("validate", scene), ("bake", scene, "--out", tmp_path / "out", "--quiet")):
+        code, _, err = run_main(*args)
+        assert code == 2, err
+        assert err.startswith("error: colliders[1]: its inside covers the sources: 100% of the particles") and \
+            remedy in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.iterdir()) == before, "nothing may be written"
+
+
+def test_the_same_container_with_flip_normals_keeps_its_particles(tmp_path, monkeypatch):
+    v, t = box_mesh()
+    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    scene = _scene(tmp_path, colliders=[{"type": "mesh", "path": "inward.ply", "flip_normals": True}],
+                   sources=[_WATER_IN_THE_BOX])
+    code, out, err = run_main("validate", scene)
+    assert code == 0 and "about 216 particles" in out, err
+    builds = []
+    real = sdf_cache.build_mesh_sdf
+    monkeypatch.setattr(sdf_cache, "build_mesh_sdf", lambda *a, **kw: builds.append(1) or real(*a, **kw))
+    code, _, err = run_main("bake", scene, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, err
+    assert len(read_ply(tmp_path / "out" / "particles" / "particles_0002.ply").vertices) == 216
+    assert len(list((tmp_path / "out" / "sdf").glob("sdf_*.npz"))) == 1
+    assert len(builds) == 1, "the bake reuses the field its preflight built"
 
 
 # --------------------------------------------------------------------------- SDF cache in the bake
