@@ -42,9 +42,6 @@ PARTICLE_STEPS_PER_SECOND = 7.5e5
 # Largest total work accepted: particles x substeps x frames. 1e13 is about 150 days at the rate
 # above, and still two weeks on a node ten times faster: such a bake cannot finish in practice.
 MAX_WORK = 1e13
-# Largest distance grid a mesh collider may ask for, in nodes, before its bytes are even estimated
-# (int64 products of larger dimensions overflow). 2**40 nodes is 4 TiB of float32.
-_MAX_GRID_NODES = 2**40
 
 
 @dataclass(frozen=True)
@@ -153,11 +150,11 @@ def _check_substeps(scene: Scene) -> int:
 
 def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], int]:
     """Read every mesh collider's files; the largest grid of each and their bytes in total."""
-    from .colliders.mesh_collider import mesh_settings
+    from .colliders.mesh_collider import check_grid_budget, mesh_settings
     from .colliders.mesh_files import frame_file, resolve_mesh_path
     from .colliders.mesh_io import load_mesh
-    from .colliders.sdf_mesh import estimate_sdf_bytes, grid_dims
 
+    budget = scene.simulation["memory_budget_mb"] * 2**20
     grids, total = [], 0
     for k, (kind, p) in enumerate(scene.colliders):
         if kind != "mesh":
@@ -175,20 +172,9 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
             if not np.isfinite(vertices).all() or np.abs(vertices).max() > config.MAX_MAGNITUDE:
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
-            dims = grid_dims(vertices, cell_size=settings["cell_size"], padding=settings["padding"],
-                             thickness=settings["thickness"], mode=settings["mode"],
-                             hole_closing=settings["hole_closing"])
-            nodes = math.prod(int(n) for n in dims)
-            need = estimate_sdf_bytes(dims, len(triangles)) if nodes <= _MAX_GRID_NODES else math.inf
+            dims, need = check_grid_budget(vertices, triangles, settings, budget, f"colliders[{k}]", text)
             if need > largest_bytes:
-                largest, largest_bytes = tuple(int(n) for n in dims), need
-            budget = scene.simulation["memory_budget_mb"] * 2**20
-            if need > budget:
-                shape = "x".join(str(int(n)) for n in dims)
-                raise InputError(f"colliders[{k}].cell_size",
-                                 f"the distance grid of {text} would be {shape} nodes at cell size "
-                                 f"{settings['cell_size']:g} m, about {_mib(need)} MiB, over the memory budget of "
-                                 f"{budget / 2**20:,.0f} MiB; raise cell_size or simulation.memory_budget_mb")
+                largest, largest_bytes = dims, need
         grids.append((f"colliders[{k}]", largest))
         total += largest_bytes
     return grids, total
@@ -274,7 +260,3 @@ def _swallow_remedy(scene: Scene, kind: str, p: dict) -> str:
         return "its faces point inward, as a container's do: set flip_normals to keep the particles inside it"
     return "set flip_normals if the mesh is a container meant to hold them, or move the sources"
 
-
-
-def _mib(nbytes: float) -> str:
-    return "more than 4,000,000" if math.isinf(nbytes) else f"{nbytes / 2**20:,.0f}"

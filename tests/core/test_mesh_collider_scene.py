@@ -77,6 +77,8 @@ def _bad_mesh_files(tmp_path: Path) -> None:
     _ply(tmp_path / "nan.ply", nan, t)
     flat = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0]], float)
     _ply(tmp_path / "flat.ply", flat, [[0, 1, 2]])
+    _ply(tmp_path / "tiny.ply", *box_mesh((-0.01,) * 3, (0.01,) * 3))
+    _ply(tmp_path / "wall.ply", *box_mesh((-0.5, -0.5, -0.015), (0.5, 0.5, 0.015)))
 
 
 @pytest.mark.parametrize("collider, where, pattern", [
@@ -84,6 +86,11 @@ def _bad_mesh_files(tmp_path: Path) -> None:
     ({"type": "mesh", "path": "nan.ply"}, "colliders[1].path", "NaN"),
     ({"type": "mesh", "path": "flat.ply"}, "colliders[1].path", "zero area"),
     ({"type": "mesh", "path": "plane_quad.ply"}, "colliders[1].path", "encloses no volume.*shell"),
+    # Issue 12: closed meshes thinner than a cell were called open, with hole_closing as the fix.
+    ({"type": "mesh", "path": "tiny.ply"}, "colliders[1].cell_size",
+     r"closed, but no grid node falls inside it at cell size 0.05 m .*smallest extent is 0.02 m.*lower cell_size "
+     r"\(now 0.05 m\) below half its thinnest part"),
+    ({"type": "mesh", "path": "wall.ply"}, "colliders[1].cell_size", r"closed, .*smallest extent is 0.03 m"),
     ({"type": "mesh", "path": "plane_quad.ply", "mode": "shell", "thickness": 0.01}, "colliders[1].thickness",
      "at least one cell"),
     ({"type": "mesh", "path": "box_dup_flipped.ply", "cell_size": 0.004}, "colliders[1].cell_size",
