@@ -57,6 +57,7 @@ def test_obj_negative_index_is_relative_to_vertices_so_far(tmp_path):
     ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2\n", "at least 3 corners"),
     ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 a 2\n", "bad face corner 'a'"),
     ("v 0 0 0\n", "no faces"),
+    ("", "bad.obj: the file is empty"),
 ])
 def test_bad_obj_raises_input_error_with_line(tmp_path, body, pattern):
     f = tmp_path / "bad.obj"

@@ -99,6 +99,8 @@ def read_obj(path: str | os.PathLike, where: str | None = None) -> tuple[np.ndar
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputError(where, f"cannot read {path.name} ({exc.strerror}).") from exc
+    if not text:
+        raise InputError(where, f"{path.name}: the file is empty (0 bytes); export the mesh again.")
     verts: list[tuple[float, float, float]] = []
     polys: list[list[int]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
