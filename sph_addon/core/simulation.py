@@ -143,13 +143,17 @@ class Simulation:
         passes ``DIR/sdf``); None builds every field. Fields found there are read at
         once; new ones are written only from the first :meth:`advance_frame` on, so
         setting up a scene that turns out to be bad input writes nothing.
+    sdf_cache : an ``SDFCache`` of that folder already holding fields (the one ``preflight``
+        filled), used instead of a new one.
     """
 
-    def __init__(self, scene: Scene, sdf_cache_dir: str | os.PathLike | None = None):
+    def __init__(self, scene: Scene, sdf_cache_dir: str | os.PathLike | None = None, sdf_cache=None):
         from .colliders.sdf_cache import SDFCache
 
         self.scene = scene
-        self.sdf_cache = SDFCache(Path(sdf_cache_dir), deferred=True) if sdf_cache_dir is not None else None
+        if sdf_cache is None and sdf_cache_dir is not None:
+            sdf_cache = SDFCache(Path(sdf_cache_dir), deferred=True)
+        self.sdf_cache = sdf_cache
         self._sdf_build_s = 0.0
         self.spacing = scene.particle_spacing
         self.h = scene.h

@@ -46,8 +46,8 @@ MESH_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("cell_size", 0.0, "m", 0.0, 10.0, label="Resolution",
               description="Cell size of the distance grid; 0 uses half the particle spacing."),
     Parameter("padding", 0.0, "m", 0.0, 100.0,
-              description="Extra margin of the grid around the mesh; at least 2 cells (plus the "
-                          "thickness of a shell) are always kept."),
+              description="Extra margin of the grid around the mesh; at least 2 cells are always kept, "
+                          "plus a shell's thickness or a solid's hole_closing beyond one cell."),
     Parameter("thickness", 0.0, "m", 0.0, 10.0, label="Thickness",
               description="Shell: half-thickness on each side of the surface, 0 uses the particle "
                           "spacing, at least the cell size. Solid: inflates the solid (0 = none)."),

@@ -25,7 +25,7 @@ from .sdf_mesh import MeshSDF, build_mesh_sdf
 log = logging.getLogger(__name__)
 
 # Bump when the builder changes its output for the same input, so old files miss.
-FORMAT_VERSION = "sph_addon.sdf_mesh/1"
+FORMAT_VERSION = "sph_addon.sdf_mesh/2"  # 2: the solid grid margin grows with hole_closing
 
 
 def sdf_key(vertices: np.ndarray, triangles: np.ndarray, settings: dict) -> str:

@@ -101,13 +101,23 @@ def _grid_layout(v: np.ndarray, h: float, pad: float) -> tuple[np.ndarray, np.nd
     return lo, dims
 
 
-def _padding(h: float, padding: float, thickness: float, mode: str) -> float:
-    """Grid margin actually used: boundary nodes must lie outside (solid) or beyond the shell."""
-    return max(float(padding), 2.0 * h + (thickness if mode == "shell" else 0.0))
+def _padding(h: float, padding: float, thickness: float, mode: str, hole_closing: float = 0.0) -> float:
+    """Grid margin actually used: boundary nodes must lie outside (solid) or beyond the shell.
+
+    The exterior flood of a solid starts from the boundary nodes farther than
+    ``tau = max(h / 2, hole_closing)`` from the surface: with a margin of 2 cells
+    only, a ``hole_closing`` over 2 cells left no seed and the whole grid came
+    out inside. A margin of ``h + hole_closing`` keeps every boundary node a
+    cell beyond the barrier; below a cell of ``hole_closing`` the grid is laid
+    out as before (2 cells).
+    """
+    if mode == "shell":
+        return max(float(padding), 2.0 * h + thickness)
+    return max(float(padding), h + max(h, float(hole_closing)))
 
 
 def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 0.0,
-              mode: str = "solid") -> np.ndarray:
+              mode: str = "solid", hole_closing: float = 0.0) -> np.ndarray:
     """Nodes per axis ``build_mesh_sdf`` would allocate for these settings (before any work).
 
     An upper bound: the builder lays the grid over the vertices of its
@@ -118,14 +128,15 @@ def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 
     ----------
     vertices : (n, 3) float, finite
         Vertex positions (m).
-    cell_size, padding, thickness, mode : as in ``build_mesh_sdf``.
+    cell_size, padding, thickness, mode, hole_closing : as in ``build_mesh_sdf``.
 
     Returns
     -------
     (3,) int64
     """
     h = float(cell_size)
-    return _grid_layout(np.asarray(vertices, np.float64), h, _padding(h, padding, thickness, mode))[1]
+    pad = _padding(h, padding, thickness, mode, hole_closing)
+    return _grid_layout(np.asarray(vertices, np.float64), h, pad)[1]
 
 
 def estimate_sdf_bytes(dims, n_triangles: int) -> int:
@@ -150,7 +161,8 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
         Grid spacing (m).
     padding : float
         Margin around the mesh bounding box (m). Raised to at least
-        ``2 * cell_size`` (solid; the boundary nodes must be outside) or
+        ``cell_size + max(cell_size, hole_closing)`` (solid: the exterior flood
+        starts from boundary nodes beyond the ``hole_closing`` barrier) or
         ``thickness + 2 * cell_size`` (shell).
     thickness : float
         Shell half-thickness (m): ``mode="shell"`` gives ``d = u - thickness``.
@@ -195,7 +207,7 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
     if not keep.all():
         log.info("%s: ignoring %d zero-area triangles of %d", where, int((~keep).sum()), len(t))
         tv = tv[keep]
-    pad = _padding(h, padding, thickness, mode)
+    pad = _padding(h, padding, thickness, mode, hole_closing)
     origin, dims = _grid_layout(v[np.unique(t[keep])], h, pad)
     need = estimate_sdf_bytes(dims, len(tv))
     if need > memory_budget:
