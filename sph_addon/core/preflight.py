@@ -9,7 +9,7 @@ built, no particle placed):
 * the distance grid of every mesh collider is sized from its bounding box;
 * the particles' and the grids' memory must fit ``simulation.memory_budget_mb``;
 * no source may start faster than ``simulation.max_speed``, nor so fast that the
-  substeps allowed let it cross more than two support radii in one (the bake
+  substeps allowed let it cross more than four support radii in one (the bake
   would stop at its first frame, exit 3, after writing its cache);
 * a particle falling from rest for one frame must keep the CFL rule within the
   substeps allowed (``fps`` of 0.001 makes a frame last 1000 s);

@@ -169,6 +169,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _meshing_stopped(frame: int, exc: OSError) -> StorageError:
+    """Exit 3 for a write the storage refused (a full disk, a size limit): how to go on."""
+    what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
+    return StorageError(frame, f"meshing stopped at frame {frame}: {what}; free space (or raise the limit), then "
+                               "run mesh again (the frames already meshed are kept and skipped)")
+
+
 def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None, jobs: int = 1,
                force: bool = False, progress: Callable[[int, int, int], None] | None = None) -> dict:
     """Mesh the frames of a cache directory.
@@ -270,10 +277,7 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
                     except (OSError, ValueError) as exc:
                         record(frame, None, 0.0, exc)
     if storage is not None:
-        frame, exc = storage
-        what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
-        raise StorageError(frame, f"meshing stopped at frame {frame}: {what}; free space (or raise the limit), "
-                                  "then run mesh again (the frames already meshed are kept and skipped)")
+        raise _meshing_stopped(*storage)
     report["meshed"].sort()
     report["skipped"].sort()
     report["failed"] = dict(sorted(report["failed"].items()))
