@@ -167,6 +167,7 @@ class Simulation:
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
+        self._overlaps = 0  # particles left inside a collider this frame (colliders/overlaps.py)
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
@@ -336,12 +337,22 @@ class Simulation:
         if self._dv.shape != x.shape:
             self._dv = np.zeros(x.shape)
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
+        poses0 = [c.transform(f0) for c in self.colliders]
+        poses1 = [c.transform(f1) for c in self.colliders]
+        # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
+        touched = np.zeros(len(x), bool) if len(self.colliders) > 1 else None
         for k, c in enumerate(self.colliders):
-            r0, t0 = c.transform(f0)
-            r1, t1 = c.transform(f1)
+            (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             self._add_contact(k, x, self._dv, t1)
+            if touched is not None:
+                touched |= (self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0)
+        if touched is not None and touched.any():
+            from .colliders.overlaps import separate
+
+            self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
+                                       np.flatnonzero(touched), self.radius, dt, self._add_contact)
         if idx is not None:
             st.x[idx] = x
 
@@ -419,6 +430,8 @@ class Simulation:
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
+        if len(self.colliders) > 1:
+            extra["collider_overlaps"], self._overlaps = self._overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, sdf_build_s, extra)
