@@ -377,7 +377,11 @@ class Simulation:
 
     # -- frames ---------------------------------------------------------------------------
     def substeps_for_frame(self) -> int:
-        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed."""
+        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed.
+
+        Moving colliders count with the fastest point of their surface (``Collider.surface_speed``:
+        translation plus rotation), so a spinning paddle's tip keeps the CFL rule too.
+        """
         frame_dt = 1.0 / self.scene.fps
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
@@ -387,10 +391,7 @@ class Simulation:
             vmax = max(vmax, inflow.speed)
         for c in self.colliders:
             if c.moving:
-                fr = self.frame
-                _, p0 = c.transform(fr)
-                _, p1 = c.transform(fr + 1)
-                vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.fps)
+                vmax = max(vmax, c.surface_speed(self.frame, self.scene.fps, self.state.x, self.h))
         return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
 
     def advance_frame(self) -> FrameStats:

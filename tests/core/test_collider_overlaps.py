@@ -133,3 +133,4 @@ def test_a_particle_with_no_room_anywhere_is_counted():
     got, report = _collect()
     assert separate([tank, paddle], [still, still], [still, still], x, x_prev, np.array([0]), 0.01, 0.01,
                     report) == 1
+

@@ -114,4 +114,8 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                                     f"is open, e.g. a single sheet, or has holes wider than about "
                                     f"{2 * tau:g} m); close it, raise hole_closing, or set mode to \"shell\"")
     log.debug("%s: %s field %s from %s", ctx.where, settings["mode"], sdf.grid.shape, path.name)
-    return Shape(sdf_grid, sdf.params, sdf.grid, sdf.build_s)
+    # The grid's farthest corner bounds the surface it holds (what a spinning collider sweeps).
+    lo = sdf.params[:3]
+    hi = lo + sdf.params[3] * (np.asarray(sdf.grid.shape) - 1)
+    radius = float(np.sqrt(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2)))
+    return Shape(sdf_grid, sdf.params, sdf.grid, sdf.build_s, radius)
