@@ -6,7 +6,8 @@ built, no particle placed):
 
 * every referenced mesh is read (each frame's file of a deforming collider)
   and must have faces and finite coordinates;
-* the distance grid of every mesh collider is sized from its bounding box;
+* the distance grid of every mesh collider is sized from its bounding box, clipped to the domain
+  as the collider moves over the bake (``colliders.reach``, ``colliders.sdf_clip``);
 * the particles' and the grids' memory must fit ``simulation.memory_budget_mb``;
 * no source may start faster than ``simulation.max_speed`` (the bake would stop
   at its first frame, exit 3, after writing its cache);
@@ -143,6 +144,8 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
     from .colliders.mesh_collider import mesh_settings
     from .colliders.mesh_files import frame_file, resolve_mesh_path
     from .colliders.mesh_io import load_mesh
+    from .colliders.motion import motion_from_scene
+    from .colliders.reach import scene_reach
     from .colliders.sdf_mesh import estimate_sdf_bytes, grid_dims
 
     grids, total = [], 0
@@ -150,6 +153,7 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
         if kind != "mesh":
             continue
         settings = mesh_settings(p, scene.particle_spacing)
+        reach = scene_reach(scene, motion_from_scene(p, scene.frame_start))  # as Simulation clips the grid
         frames = range(scene.frame_start, scene.frame_end + 1) if p["deforming"] else (scene.frame_start,)
         largest, largest_bytes, seen = None, -1, set()
         for frame in frames:
@@ -163,7 +167,7 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
             dims = grid_dims(vertices, cell_size=settings["cell_size"], padding=settings["padding"],
-                             thickness=settings["thickness"], mode=settings["mode"])
+                             thickness=settings["thickness"], mode=settings["mode"], reach=reach)
             nodes = math.prod(int(n) for n in dims)
             need = estimate_sdf_bytes(dims, len(triangles)) if nodes <= _MAX_GRID_NODES else math.inf
             if need > largest_bytes:

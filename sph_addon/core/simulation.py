@@ -221,16 +221,21 @@ class Simulation:
         return int(self.scene.simulation["memory_budget_mb"] * 2**20)
 
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
+        from .colliders.reach import scene_reach
+
         ctype = COLLIDERS[kind]
+        motion = motion_from_scene(p, self.scene.frame_start)
+        reach = scene_reach(self.scene, motion)  # mesh grids are clipped to it
         ctx = BuildContext(base_dir=self.scene.base_dir, where=f"colliders[{k}]", spacing=self.spacing,
-                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache)
+                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache,
+                           reach=reach)
         shape = self._timed_build(ctype.build, p, ctx)
         rebuild = None
         if ctype.deforming(p):
             def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
                 return build(p, dataclasses.replace(ctx, frame=frame))
         return Collider(
-            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion_from_scene(p, self.scene.frame_start),
+            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion,
             friction=p["friction"], stickiness=p["stickiness"],
             stick_distance=p["stick_distance"] if p["stick_distance"] > 0 else 0.5 * self.spacing,
             continuous=p["continuous"], rebuild=rebuild)

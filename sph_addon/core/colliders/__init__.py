@@ -70,6 +70,8 @@ class BuildContext:
     frame : the frame whose shape is wanted (deforming meshes have one per frame).
     memory_budget : bytes; a distance grid over it is refused.
     sdf_cache : ``sdf_cache.SDFCache`` reusing fields across bakes and frames, or None.
+    reach : (lo, hi) box of the local frame particles can reach over the bake, m
+        (``reach.domain_in_local_frame``); None: unbounded. Mesh grids are clipped to it.
     """
 
     base_dir: Path = Path(".")
@@ -78,6 +80,7 @@ class BuildContext:
     frame: int = 1
     memory_budget: int = config.DEFAULT_MEMORY_BUDGET
     sdf_cache: Any = None
+    reach: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _analytic(name: str, *values: float, radius: float = math.inf) -> Shape:

@@ -91,7 +91,7 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                          f"cell size {h:g} m; raise thickness or lower cell_size")
     if np.isfinite(vertices).all() and len(vertices):
         dims = grid_dims(vertices, cell_size=h, padding=settings["padding"], thickness=settings["thickness"],
-                         mode=settings["mode"])
+                         mode=settings["mode"], reach=ctx.reach)
         need = estimate_sdf_bytes(dims, len(triangles))
         if need > ctx.memory_budget:
             shape = "x".join(str(int(n)) for n in dims)
@@ -101,9 +101,11 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                              f"{ctx.memory_budget / 2**20:,.0f} MiB; raise cell_size or "
                              f"simulation.memory_budget_mb")
     if ctx.sdf_cache is not None:
-        sdf = ctx.sdf_cache.get(vertices, triangles, memory_budget=ctx.memory_budget, where=where, **settings)
+        sdf = ctx.sdf_cache.get(vertices, triangles, memory_budget=ctx.memory_budget, where=where,
+                                reach=ctx.reach, **settings)
     else:
-        sdf = build_mesh_sdf(vertices, triangles, memory_budget=ctx.memory_budget, where=where, **settings)
+        sdf = build_mesh_sdf(vertices, triangles, memory_budget=ctx.memory_budget, where=where, reach=ctx.reach,
+                             **settings)
     if settings["mode"] == "solid":
         # Nodes lying on a sheet can come out at -1e-17 m; that is not an inside.
         tiny = 1e-6 * h
