@@ -6,7 +6,8 @@ built, no particle placed):
 
 * every referenced mesh is read (each frame's file of a deforming collider)
   and must have faces and finite coordinates;
-* the distance grid of every mesh collider is sized from its bounding box;
+* the distance grid of every mesh collider is sized from its bounding box, clipped to the domain
+  as the collider moves over the bake (``colliders.reach``, ``colliders.sdf_clip``);
 * the particles' and the grids' memory must fit ``simulation.memory_budget_mb``;
 * no source may start faster than ``simulation.max_speed``, nor so fast that the
   substeps allowed let it cross more than four support radii in one (the bake
@@ -169,6 +170,8 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
     from .colliders.mesh_collider import check_grid_budget, mesh_settings
     from .colliders.mesh_files import frame_file, resolve_mesh_path
     from .colliders.mesh_io import load_mesh
+    from .colliders.motion import motion_from_scene
+    from .colliders.reach import scene_reach
 
     budget = scene.simulation["memory_budget_mb"] * 2**20
     grids, total = [], 0
@@ -176,6 +179,7 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
         if kind != "mesh":
             continue
         settings = mesh_settings(p, scene.particle_spacing)
+        reach = scene_reach(scene, motion_from_scene(p, scene.frame_start))  # as Simulation clips the grid
         frames = range(scene.frame_start, scene.frame_end + 1) if p["deforming"] else (scene.frame_start,)
         largest, largest_bytes, seen = None, -1, set()
         for frame in frames:
@@ -188,7 +192,8 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
             if not np.isfinite(vertices).all() or np.abs(vertices).max() > config.MAX_MAGNITUDE:
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
-            dims, need = check_grid_budget(vertices, triangles, settings, budget, f"colliders[{k}]", text)
+            dims, need = check_grid_budget(vertices, triangles, settings, budget, f"colliders[{k}]", text,
+                                           reach=reach)
             if need > largest_bytes:
                 largest, largest_bytes = dims, need
         grids.append((f"colliders[{k}]", largest))
@@ -212,6 +217,7 @@ def _check_sources_free(scene: Scene, sdf_cache=None) -> None:
     """
     from .colliders import COLLIDERS, BuildContext
     from .colliders.motion import motion_from_scene
+    from .colliders.reach import scene_reach
     from .colliders.response import distances
     from .sources import fill_volume
 
@@ -229,8 +235,10 @@ def _check_sources_free(scene: Scene, sdf_cache=None) -> None:
         local = np.ascontiguousarray((pts - pos) @ rot)
         if kind == "mesh" and np.mean(_in_mesh_box(scene, p, local)) <= SWALLOWED_SHARE:
             continue  # cannot hold most of them: no field to build
+        # Clipped as Simulation clips it, so the bake finds this field in the SDF cache.
         ctx = BuildContext(base_dir=scene.base_dir, where=f"colliders[{k}]", spacing=spacing, frame=frame,
-                           memory_budget=budget, sdf_cache=sdf_cache)
+                           memory_budget=budget, sdf_cache=sdf_cache,
+                           reach=scene_reach(scene, motion_from_scene(p, scene.frame_start)))
         shape = COLLIDERS[kind].build(p, ctx)
         d = np.empty(len(local))
         distances(shape.sdf, shape.params, shape.grid, local, d)

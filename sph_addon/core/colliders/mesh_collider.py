@@ -93,11 +93,13 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                          f"a shell must be at least one cell thick: {settings['thickness']:g} m is below the "
                          f"cell size {h:g} m; raise thickness or lower cell_size")
     if np.isfinite(vertices).all() and len(vertices):
-        check_grid_budget(vertices, triangles, settings, ctx.memory_budget, ctx.where, path.name)
+        check_grid_budget(vertices, triangles, settings, ctx.memory_budget, ctx.where, path.name, reach=ctx.reach)
     if ctx.sdf_cache is not None:
-        sdf = ctx.sdf_cache.get(vertices, triangles, memory_budget=ctx.memory_budget, where=where, **settings)
+        sdf = ctx.sdf_cache.get(vertices, triangles, memory_budget=ctx.memory_budget, where=where,
+                                reach=ctx.reach, **settings)
     else:
-        sdf = build_mesh_sdf(vertices, triangles, memory_budget=ctx.memory_budget, where=where, **settings)
+        sdf = build_mesh_sdf(vertices, triangles, memory_budget=ctx.memory_budget, where=where, reach=ctx.reach,
+                             **settings)
     if settings["mode"] == "solid":
         # Nodes lying on a sheet can come out at -1e-17 m; that is not an inside.
         tiny = 1e-6 * h
@@ -110,7 +112,11 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
                                     f"is open, e.g. a single sheet, or has holes wider than about "
                                     f"{2 * tau:g} m); close it, raise hole_closing, or set mode to \"shell\"")
     log.debug("%s: %s field %s from %s", ctx.where, settings["mode"], sdf.grid.shape, path.name)
-    return Shape(sdf_grid, sdf.params, sdf.grid, sdf.build_s)
+    # The grid's farthest corner bounds the surface it holds (what a spinning collider sweeps).
+    lo = sdf.params[:3]
+    hi = lo + sdf.params[3] * (np.asarray(sdf.grid.shape) - 1)
+    radius = float(np.sqrt(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2)))
+    return Shape(sdf_grid, sdf.params, sdf.grid, sdf.build_s, radius)
 
 
 def _too_thin(name: str, vertices: np.ndarray, h: float) -> str:
@@ -140,7 +146,7 @@ def is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
 
 
 def check_grid_budget(vertices: np.ndarray, triangles: np.ndarray, settings: dict[str, Any], budget: float,
-                      where: str, name: str) -> tuple[tuple[int, int, int], float]:
+                      where: str, name: str, reach=None) -> tuple[tuple[int, int, int], float]:
     """Size a mesh collider's distance grid; refuse one over ``budget`` bytes naming the real cause.
 
     Only the vertices the triangles use count (the builder ignores the others). When
@@ -153,6 +159,7 @@ def check_grid_budget(vertices: np.ndarray, triangles: np.ndarray, settings: dic
     settings : ``mesh_settings``.
     budget : bytes (``math.inf`` for none).
     where : JSON path of the collider (``colliders[k]``). name : the file, for the message.
+    reach : the box particles can reach (``colliders.reach``), the grid is clipped to; None for all.
 
     Returns
     -------
@@ -161,7 +168,7 @@ def check_grid_budget(vertices: np.ndarray, triangles: np.ndarray, settings: dic
     from .sdf_mesh import estimate_sdf_bytes, grid_dims
 
     used = vertices[np.unique(triangles)] if len(triangles) else vertices
-    dims, need = _grid_bytes(used, len(triangles), settings, grid_dims, estimate_sdf_bytes)
+    dims, need = _grid_bytes(used, len(triangles), settings, grid_dims, estimate_sdf_bytes, reach)
     if need <= budget:
         return dims, need
     h = settings["cell_size"]
@@ -174,7 +181,7 @@ def check_grid_budget(vertices: np.ndarray, triangles: np.ndarray, settings: dic
     drop = np.argsort(far)[len(used) - max(1, len(used) // 100):]
     kept = np.delete(used, drop, axis=0)
     if len(kept) >= 3 and far[drop].min() > 4.0 * far[np.delete(np.arange(len(used)), drop)].max():
-        _, fits = _grid_bytes(kept, len(triangles), settings, grid_dims, estimate_sdf_bytes)
+        _, fits = _grid_bytes(kept, len(triangles), settings, grid_dims, estimate_sdf_bytes, reach)
         if fits <= budget:
             span = " x ".join(f"{e:.3g}" for e in np.ptp(kept, axis=0))
             raise InputError(f"{where}.path", f"{over}: {len(drop)} of its {len(used)} vertices lie up to "
@@ -187,9 +194,11 @@ def check_grid_budget(vertices: np.ndarray, triangles: np.ndarray, settings: dic
 _MAX_GRID_NODES = 2**40
 
 
-def _grid_bytes(vertices, n_triangles, settings, grid_dims, estimate_sdf_bytes) -> tuple[tuple[int, ...], float]:
+def _grid_bytes(vertices, n_triangles, settings, grid_dims, estimate_sdf_bytes, reach=None
+                ) -> tuple[tuple[int, ...], float]:
     dims = grid_dims(vertices, cell_size=settings["cell_size"], padding=settings["padding"],
-                     thickness=settings["thickness"], mode=settings["mode"], hole_closing=settings["hole_closing"])
+                     thickness=settings["thickness"], mode=settings["mode"], hole_closing=settings["hole_closing"],
+                     reach=reach)
     dims = tuple(int(n) for n in dims)
     if math.prod(dims) > _MAX_GRID_NODES:
         return dims, math.inf

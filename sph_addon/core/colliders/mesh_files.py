@@ -34,7 +34,9 @@ MESH_DESCRIPTION = (
     "`shell`: the surface gets a thickness and collides from both sides (single planes, cloth, open "
     "bowls). Deforming meshes list one file per frame: `path` with `{frame:04d}`, or `frame_paths`, a "
     "list of `{frame, path}` (each frame uses the last entry at or before it); the field is rebuilt "
-    "every frame and the time it takes is reported as `sdf_build_s` in the frame stats.")
+    "every frame and the time it takes is reported as `sdf_build_s` in the frame stats. With a `domain`, "
+    "the grid covers only the part of the mesh the domain reaches over the bake, seen from the moving "
+    "collider (plus the padding and 4 cells).")
 
 MESH_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("path", "", label="Mesh File",
