@@ -15,6 +15,7 @@ reaches the artist as ``Honey: Viscosity: must be at least 0``. Main thread only
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -30,6 +31,8 @@ from ..core.plyio import write_ply
 from ..core.scene import FORMAT, Scene, parse_scene
 from . import migrate
 from . import properties as props
+
+log = logging.getLogger(__name__)
 
 INPUT_DIR = "input"
 SCENE_FILE = "scene.json"
@@ -47,6 +50,7 @@ class Exported:
     scene_path: Path
     scene: Scene
     origins: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the export decided for the artist (see _sample_motion)
 
 
 # ---- finding things -----------------------------------------------------------------------------
@@ -77,7 +81,8 @@ def find_domain(scene, name: str = ""):
 
 
 def members(scene, role: str) -> list:
-    return sorted((ob for ob in scene.objects if ob.sph.role == role), key=lambda ob: ob.name)
+    """The objects of ``role`` that take part: a disabled one (its Enabled box off) is left out."""
+    return sorted((ob for ob in scene.objects if ob.sph.role == role and ob.sph.enabled), key=lambda ob: ob.name)
 
 
 def cache_dir(domain) -> Path:
@@ -188,8 +193,13 @@ def _material(ob) -> dict:
 
 # ---- the export ---------------------------------------------------------------------------------
 
-def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = None) -> tuple[dict, dict]:
-    """The scene dict (and origins: JSON path -> object name), writing meshes into ``out_dir``."""
+def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = None,
+                notes: list[str] | None = None) -> tuple[dict, dict]:
+    """The scene dict (and origins: JSON path -> object name), writing meshes into ``out_dir``.
+
+    ``notes`` receives one sentence per decision the artist did not ask for (a Static collider
+    found animated and exported as Animated).
+    """
     d = domain.sph.domain
     # Enums saved by position (Collider mode, surface field) in files the load handler missed
     # (the farm command, appended objects); Fluids and Inflows are upgraded in _material.
@@ -235,18 +245,25 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     for ob in members(scene, 'FLUID'):
         origins[f"sources[{len(data['sources'])}]"] = ob.name
         data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing))
-    for ob in members(scene, 'INFLOW'):
+    inflows = members(scene, 'INFLOW')
+    for ob in inflows:
         origins[f"sources[{len(data['sources'])}]"] = ob.name
         data["sources"].append(_inflow_source(ob))
     if not data["sources"]:
-        raise ExportError("Scene", "has no Fluid or Inflow object; set an object's Physics > SPH Fluid > Type "
-                                   "to Fluid (filled with particles) or Inflow (emits them)")
+        raise ExportError("Scene", "has no enabled Fluid or Inflow object; set an object's Physics > SPH Fluid > "
+                                   "Type to Fluid (filled with particles) or Inflow (emits them), or tick its "
+                                   "Enabled box")
     colliders = members(scene, 'COLLIDER')
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
         data["colliders"].append(_collider_static(ob, depsgraph, out_dir))
-    _sample_motion(scene, colliders, data["colliders"][len(data["colliders"]) - len(colliders):],
-                   out_dir, frame_start, frame_end)
+    motion = Motion(colliders, data["colliders"][len(data["colliders"]) - len(colliders):], inflows,
+                    data["sources"][len(data["sources"]) - len(inflows):],
+                    [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
+                     if ob.sph.fluid.inherit_velocity != 0.0])
+    found = _sample_motion(scene, motion, out_dir, frame_start, frame_end, data["fps"])
+    if notes is not None:
+        notes += found
     return data, origins
 
 
@@ -302,37 +319,132 @@ def _clean_item(item: dict) -> dict:
     return {k: (typed_value(v) if isinstance(v, (float, list)) else v) for k, v in item.items()}
 
 
-def _sample_motion(scene, colliders, items, out_dir: Path, frame_start: int, frame_end: int) -> None:
-    """Keyframes of animated colliders and per-frame meshes of deforming ones, sampled every frame."""
-    moving = [(ob, it) for ob, it in zip(colliders, items) if ob.sph.collider.motion != 'STATIC']
-    if not moving:
-        return
+@dataclass
+class Motion:
+    """What the export samples over the frame range, with the scene items it fills in."""
+
+    colliders: list
+    collider_items: list
+    inflows: list
+    inflow_items: list
+    fluids: list  # (object, source item) of Fluids that inherit their velocity
+
+
+def _at_frames(scene, frames, visit) -> None:
+    """Call ``visit(frame, depsgraph)`` with the scene at each frame; the current frame is restored."""
     keep = scene.frame_current, scene.frame_subframe
-    keys = {ob.name: [] for ob, _ in moving}
     try:
-        for frame in range(frame_start, frame_end + 1):
+        for frame in frames:
             scene.frame_set(frame)
-            depsgraph = bpy.context.evaluated_depsgraph_get()
-            for ob, it in moving:
-                position, rotation = _transform(ob)
-                prev = keys[ob.name][-1]["rotation"] if keys[ob.name] else None
-                if prev is not None:
-                    rotation = _continuous_euler(ob, prev)
-                keys[ob.name].append({"frame": frame, "position": typed_value(position),
-                                      "rotation": typed_value(rotation)})
-                if ob.sph.collider.motion == 'DEFORMING':
-                    co, tris = mesh_arrays(ob, depsgraph, "scaled")
-                    if len(tris) == 0:
-                        raise ExportError(ob.name, f"the Collider has no faces at frame {frame}")
-                    _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris)
+            visit(frame, bpy.context.evaluated_depsgraph_get())
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
-    for ob, it in moving:
-        it["keyframes"] = keys[ob.name]
-        it["position"], it["rotation"] = keys[ob.name][0]["position"], keys[ob.name][0]["rotation"]
-        if ob.sph.collider.motion == 'DEFORMING':
+
+
+def _matrix(ob) -> np.ndarray:
+    return np.array(ob.matrix_world, dtype=np.float64)
+
+
+def _may_move(ob) -> bool:
+    """Whether ``ob`` or a parent has an action, drivers, NLA tracks or constraints (it may move
+    between the frames a probe looks at, and then every frame is compared)."""
+    while ob is not None:
+        ad = ob.animation_data
+        if ad is not None and (ad.action is not None or len(ad.drivers) or len(ad.nla_tracks)):
+            return True
+        if len(ob.constraints):
+            return True
+        ob = ob.parent
+    return False
+
+
+def _probe_frames(frame_start: int, frame_end: int) -> list[int]:
+    """The range's ends and three frames between: enough to catch any transform that changes."""
+    return sorted({round(frame_start + (frame_end - frame_start) * k / 4) for k in range(5)})
+
+
+def _sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end: int, fps: float) -> list[str]:
+    """Keyframes of moving colliders and inflows, per-frame meshes of deforming colliders; notes.
+
+    A Collider left at Static whose world transform changes over the range (an action, a
+    constraint, a parent's animation) would silently ignore its motion: it is exported as Animated,
+    with a note. An Inflow gets keyframes only when it moves, so a still one exports as before.
+    """
+    declared = [ob for ob in m.colliders if ob.sph.collider.motion != 'STATIC']
+    watched = [ob for ob in (*m.colliders, *m.inflows) if ob not in declared]
+    probes = {ob.name: [] for ob in watched}
+    if watched and frame_end > frame_start:
+        _at_frames(scene, _probe_frames(frame_start, frame_end),
+                   lambda f, dg: [probes[ob.name].append(_matrix(ob)) for ob in watched])
+    suspects = [ob for ob in watched if _moved(probes[ob.name]) or (frame_end > frame_start and _may_move(ob))]
+    sampled = [*declared, *suspects]
+    keys = {ob.name: [] for ob in sampled}
+    matrices = {ob.name: [] for ob in sampled}
+
+    def visit(frame, depsgraph):
+        for ob in sampled:
+            matrices[ob.name].append(_matrix(ob))
+            keys[ob.name].append(_key(ob, frame, keys[ob.name]))
+            if ob in declared and ob.sph.collider.motion == 'DEFORMING':
+                co, tris = mesh_arrays(ob, depsgraph, "scaled")
+                if len(tris) == 0:
+                    raise ExportError(ob.name, f"the Collider has no faces at frame {frame}")
+                it = m.collider_items[m.colliders.index(ob)]
+                _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris)
+
+    if sampled:
+        _at_frames(scene, range(frame_start, frame_end + 1), visit)
+    notes = []
+    for ob in sampled:
+        if ob not in declared and not _moved(matrices[ob.name]):
+            continue  # a hint of animation that does not move it over this range
+        if ob in m.inflows:
+            _inflow_keys(m.inflow_items[m.inflows.index(ob)], ob, keys[ob.name])
+            continue
+        it = m.collider_items[m.colliders.index(ob)]
+        it["keyframes"] = [{k: v for k, v in key.items() if k != "axis"} for key in keys[ob.name]]
+        it["position"], it["rotation"] = it["keyframes"][0]["position"], it["keyframes"][0]["rotation"]
+        if ob not in declared:
+            notes.append(f"{ob.name}: its Motion is Static but it moves over frames {frame_start}-{frame_end}; "
+                         "baked as Animated (set Motion to Animated to say so)")
+        elif ob.sph.collider.motion == 'DEFORMING':
             it["path"] = it["path"].replace(".ply", "_{frame:04d}.ply")
             it["deforming"] = True
+    for ob, it in m.fluids:
+        it["velocity"] = typed_value(np.asarray(it["velocity"]) + ob.sph.fluid.inherit_velocity
+                                     * _origin_velocity(scene, ob, frame_start, fps))
+    for note in notes:
+        log.warning("%s", note)
+    return notes
+
+
+def _moved(matrices: list[np.ndarray]) -> bool:
+    return any(not np.allclose(a, matrices[0], rtol=0.0, atol=1e-7) for a in matrices[1:])
+
+
+def _key(ob, frame: int, previous: list[dict]) -> dict:
+    """The pose of ``ob`` at ``frame``: a collider key; an inflow key is made from it (_inflow_keys)."""
+    position, rotation = _transform(ob)
+    if previous:
+        rotation = _continuous_euler(ob, previous[-1]["rotation"])
+    axis = np.array(ob.matrix_world.to_3x3(), dtype=np.float64) @ np.array([0.0, 0.0, -1.0])
+    return {"frame": frame, "position": typed_value(position), "rotation": typed_value(rotation),
+            "axis": axis / max(np.linalg.norm(axis), 1e-300)}
+
+
+def _inflow_keys(item: dict, ob, keys: list[dict]) -> None:
+    """An inflow's keyframes (centre, velocity along the object's -Z at each frame)."""
+    speed = ob.sph.inflow.speed
+    item["keyframes"] = [{"frame": k["frame"], "center": k["position"], "velocity": typed_value(k["axis"] * speed)}
+                         for k in keys]
+    item["center"], item["velocity"] = item["keyframes"][0]["center"], item["keyframes"][0]["velocity"]
+
+
+def _origin_velocity(scene, ob, frame: int, fps: float) -> np.ndarray:
+    """Velocity (m/s) of ``ob``'s origin at ``frame``: its move to the next frame times the frame rate."""
+    where = []
+    _at_frames(scene, (frame, frame + 1), lambda f, dg: where.append(np.array(ob.matrix_world.translation)))
+    return (where[1] - where[0]) * fps
 
 
 def _continuous_euler(ob, previous: list[float]) -> list[float]:
@@ -351,7 +463,8 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
     root = cache_dir(domain)
     out_dir = root / INPUT_DIR
     _check_can_create(root, domain)
-    data, origins = build_scene(scene, domain, out_dir, frames)
+    notes: list[str] = []
+    data, origins = build_scene(scene, domain, out_dir, frames, notes)
     # Validated as JSON gives it back, so the Scene's raw dict equals the file, and equals the
     # cache's stored scene.json when a resume compares the two.
     raw = json.loads(json.dumps(data))
@@ -367,7 +480,7 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
         current = None
     if current != raw:
         write_json(path, raw)
-    return Exported(path, validated, origins)
+    return Exported(path, validated, origins, notes)
 
 
 def _check_can_create(root: Path, domain) -> None:

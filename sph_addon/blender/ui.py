@@ -44,12 +44,21 @@ def _draw_params(layout, group, params):
         col.prop(group, p.name)
 
 
+# Roles whose objects can be left out of a bake with the Enabled box in the panel's header.
+_TOGGLED = ('FLUID', 'INFLOW', 'COLLIDER')
+
+
 class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
     bl_label = "SPH Fluid"
 
     @classmethod
     def poll(cls, context):
         return context.object is not None
+
+    def draw_header(self, context):
+        ob = context.object
+        if ob.sph.role in _TOGGLED:
+            self.layout.prop(ob.sph, "enabled", text="")
 
     def draw(self, context):
         layout = self.layout
@@ -73,7 +82,7 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         _draw_params(layout, d, props.DOMAIN_TOP)
         try:
             n, mib = baking.particle_estimate(context.scene, ob)
-            layout.label(text=f"About {n:,} particles at the start, {mib:,.0f} MiB", icon='INFO')
+            layout.label(text=f"About {n:,} particles (fills and inflows), {mib:,.0f} MiB", icon='INFO')
         except Exception as exc:  # a panel must draw whatever the scene holds
             layout.label(text=f"No estimate: {exc}", icon='ERROR')
         col = layout.column()
@@ -166,6 +175,7 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
     def draw(self, context):
         ob = context.object
         m = ob.sph.material
+        self.layout.active = ob.sph.enabled
         col = self.layout.column()
         col.use_property_split = True
         col.prop(m, "model")
@@ -182,6 +192,7 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
             col.prop(group, "preset")
         if ob.sph.role == 'FLUID':
             col.prop(m, "initial_velocity")
+            col.prop(ob.sph.fluid, "inherit_velocity")
             _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
         else:
             col.prop(ob.sph.inflow, "speed")
@@ -276,6 +287,7 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
 
     def draw(self, context):
         c = context.object.sph.collider
+        self.layout.active = context.object.sph.enabled
         col = self.layout.column()
         col.use_property_split = True
         col.prop(c, "motion")
