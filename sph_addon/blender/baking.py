@@ -193,7 +193,14 @@ def finish(scene, task: Task) -> None:
     d = domain.sph.domain
     presets = liquid_materials.cache_presets(export.cache_dir(domain))
     look = liquid_materials.material_for(presets) if presets is not None else None
-    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles, look)
+    # The cache is in metres: the replay objects are scaled back to scene units (export.unit_scale).
+    unit = export.unit_scale(scene, domain)
+    shown = replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain) * unit,
+                                 d.render_particles, look)
+    for ob in shown:
+        if unit != 1.0 or "sph_unit_scale" in ob:  # objects never scaled keep whatever the artist set
+            ob.scale = (1.0 / unit,) * 3
+            ob["sph_unit_scale"] = unit
     replay.refresh(domain)
 
 

@@ -26,9 +26,11 @@ import bpy
 import numpy as np
 
 from ..core.atomic import write_json
+from ..core.colliders import COLLIDERS
 from ..core.errors import InputError
 from ..core.plyio import write_ply
-from ..core.scene import FORMAT, Scene, parse_scene
+from ..core.scene import DOMAIN_PARAMETERS, FORMAT, Scene, parse_scene
+from ..core.sources import INFLOW_KEY_PARAMETERS, SOURCES
 from . import migrate
 from . import properties as props
 
@@ -134,7 +136,11 @@ def mesh_arrays(ob, depsgraph, space: str):
     return co.astype(np.float32), tris.reshape(-1, 3)
 
 
-def _write_mesh(path: Path, co: np.ndarray, tris: np.ndarray) -> None:
+def _write_mesh(path: Path, co: np.ndarray, tris: np.ndarray, unit: float = 1.0) -> None:
+    """Write a mesh as PLY; ``unit``: metres per Blender unit (vertices are stored in metres)."""
+    if unit != 1.0:
+        # In float64: 15 units x 0.01 then rounds to the same float32 as 0.15 m modelled in metres.
+        co = (co.astype(np.float64) * unit).astype(np.float32)
     v = np.empty(len(co), _VERTEX)
     v["x"], v["y"], v["z"] = co[:, 0], co[:, 1], co[:, 2]
     write_ply(path, v, tris)
@@ -165,6 +171,53 @@ def typed_value(value):
 def spacing(domain) -> float:
     """The Domain's particle spacing as typed (metres)."""
     return typed_value(domain.sph.domain.particle_spacing)
+
+
+def unit_scale(scene, domain) -> float:
+    """Metres per Blender unit for the bake: the scene's Unit Scale (Scene > Units) when the Domain's
+    Use Unit Scale is on and the scene has a unit system (Blender applies no scale without one), else 1."""
+    u = scene.unit_settings
+    if not domain.sph.domain.use_unit_scale or u.system == 'NONE':
+        return 1.0
+    return typed_value(float(u.scale_length))  # as typed: float32 0.01 reads 0.00999999978
+
+
+def _scaled(p) -> bool:
+    """Whether Blender shows ``p`` in scene units: lengths, and velocity vectors (VELOCITY subtype).
+
+    Gravity (m/s²) is not scaled: -9.81 is the Earth's in every unit scale (Blender shows it in scene
+    units, but an artist modelling in centimetres means real gravity). Rates (m³/s), speeds like
+    max_speed (plain numbers in the panel) and material parameters are typed in SI.
+    """
+    return p.unit == "m" or (p.kind == "vector" and p.unit == "m/s")
+
+
+def _scale_fields(item: dict, params, u: float) -> None:
+    for p in params:
+        if _scaled(p) and p.name in item:
+            v = item[p.name]
+            item[p.name] = typed_value([float(x) * u for x in v] if isinstance(v, list) else float(v) * u)
+
+
+def to_metres(data: dict, u: float) -> None:
+    """Scale the lengths and speeds of an exported scene dict from scene units to metres, in place.
+
+    The mesh files are scaled when written (``_write_mesh``); materials have no length parameter.
+    """
+    from ..core.colliders import COMMON_PARAMETERS
+
+    _scale_fields(data, props.TOP_PARAMETERS, u)
+    _scale_fields(data["domain"], DOMAIN_PARAMETERS, u)
+    _scale_fields(data["surface"], props.SURFACE_PARAMETERS, u)
+    for item in data["sources"]:
+        _scale_fields(item, SOURCES[item["type"]], u)
+        for key in item.get("keyframes", []):
+            _scale_fields(key, INFLOW_KEY_PARAMETERS, u)
+    for item in data["colliders"]:
+        params = COMMON_PARAMETERS + COLLIDERS[item["type"]].parameters
+        _scale_fields(item, params, u)
+        for key in item.get("keyframes", []):
+            _scale_fields(key, params, u)
 
 
 def values(group, params) -> dict:
@@ -205,6 +258,11 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     # (the farm command, appended objects); Fluids and Inflows are upgraded in _material.
     for ob in (domain, *members(scene, 'COLLIDER')):
         migrate.upgrade(ob.sph.material)
+    migrate.upgrade_unit_scale(domain)
+    if domain.library is None:
+        # Stored explicitly, so a file saved from now on is never taken for one from before the setting.
+        d.use_unit_scale = d.use_unit_scale
+    unit = unit_scale(scene, domain)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     frame_start, frame_end = frames if frames is not None else (d.frame_start, d.frame_end)
     if frame_end < frame_start:
@@ -244,7 +302,7 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         data["materials"].append(_material(ob))
     for ob in members(scene, 'FLUID'):
         origins[f"sources[{len(data['sources'])}]"] = ob.name
-        data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing))
+        data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing, unit))
     inflows = members(scene, 'INFLOW')
     for ob in inflows:
         origins[f"sources[{len(data['sources'])}]"] = ob.name
@@ -256,14 +314,16 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     colliders = members(scene, 'COLLIDER')
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
-        data["colliders"].append(_collider_static(ob, depsgraph, out_dir))
+        data["colliders"].append(_collider_static(ob, depsgraph, out_dir, unit))
     motion = Motion(colliders, data["colliders"][len(data["colliders"]) - len(colliders):], inflows,
                     data["sources"][len(data["sources"]) - len(inflows):],
                     [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
-                     if ob.sph.fluid.inherit_velocity != 0.0])
+                     if ob.sph.fluid.inherit_velocity != 0.0], unit)
     found = _sample_motion(scene, motion, out_dir, frame_start, frame_end, data["fps"])
     if notes is not None:
         notes += found
+    if unit != 1.0:
+        to_metres(data, unit)
     return data, origins
 
 
@@ -276,7 +336,7 @@ def _world_bounds(ob) -> tuple[list[float], list[float]]:
     return typed_value(lo), typed_value(hi)
 
 
-def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
+def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:
     co, tris = mesh_arrays(ob, depsgraph, "world")
     if len(tris) == 0:
         raise ExportError(ob.name, "the Fluid object has no faces, so no volume to fill; use a closed mesh")
@@ -285,7 +345,7 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
         raise ExportError(ob.name, f"the Fluid object encloses no volume ({volume:.3g} m^3: it is flat or open); "
                                    "use a closed mesh, or give it thickness with a Solidify modifier")
     name = f"fluid_{_safe(ob.name)}.ply"
-    _write_mesh(out_dir / name, co, tris)
+    _write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
             "velocity": typed_value(ob.sph.material.initial_velocity)}
 
@@ -300,7 +360,7 @@ def _inflow_source(ob) -> dict:
             "velocity": typed_value(axis * s.speed), **values(s, props.INFLOW)}
 
 
-def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
+def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
     c = ob.sph.collider
     co, tris = mesh_arrays(ob, depsgraph, "scaled")
     if len(tris) == 0:
@@ -308,7 +368,7 @@ def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
                                    "(or remove its Collider role)")
     name = f"collider_{_safe(ob.name)}.ply"
     if c.motion != 'DEFORMING':
-        _write_mesh(out_dir / name, co, tris)
+        _write_mesh(out_dir / name, co, tris, unit)
     position, rotation = _transform(ob)
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
@@ -328,6 +388,7 @@ class Motion:
     inflows: list
     inflow_items: list
     fluids: list  # (object, source item) of Fluids that inherit their velocity
+    unit: float = 1.0  # metres per Blender unit, for the meshes of deforming colliders
 
 
 def _at_frames(scene, frames, visit) -> None:
@@ -390,7 +451,7 @@ def _sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end:
                 if len(tris) == 0:
                     raise ExportError(ob.name, f"the Collider has no faces at frame {frame}")
                 it = m.collider_items[m.colliders.index(ob)]
-                _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris)
+                _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris, m.unit)
 
     if sampled:
         _at_frames(scene, range(frame_start, frame_end + 1), visit)

@@ -331,6 +331,11 @@ def _make_groups() -> list[type]:
         "use_scene_gravity": BoolProperty(name="Use Scene Gravity", default=True,
                                           description="Take gravity from the scene's Gravity setting"),
         "gravity": bpy_property(GRAVITY),
+        "use_unit_scale": BoolProperty(name="Use Unit Scale", default=True,
+                                       description="Read lengths and speeds in the scene's units (Scene > Units > "
+                                                   "Unit Scale) and bake in metres; the replay shows the result "
+                                                   "in scene units. Off: one Blender unit is one metre (files "
+                                                   "baked before this setting with a unit scale other than 1)"),
         "closed_borders": BoolProperty(name="Closed Borders", default=True,
                                        description="The domain box is a closed tank; otherwise particles "
                                                    "leaving it are removed"),

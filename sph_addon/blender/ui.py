@@ -92,6 +92,7 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         sub.active = not d.use_scene_gravity
         sub.prop(d, "gravity")
         col.prop(d, "closed_borders")
+        col.prop(d, "use_unit_scale")
         _draw_bake(layout, context, ob)
 
 
@@ -226,7 +227,7 @@ def clavet_constants(scene, ob) -> dict:
     gravity = sim["gravity"]
     if domain is not None:
         d = domain.sph.domain
-        spacing = export.spacing(domain)
+        spacing = export.spacing(domain) * export.unit_scale(scene, domain)
         sim.update(export.values(d, props.DOMAIN_SIMULATION))
         if not d.use_scene_gravity:
             gravity = tuple(d.gravity)

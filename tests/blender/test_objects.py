@@ -217,3 +217,83 @@ def test_domain_estimate_counts_the_honey_inflow(ext, tmp_path, clean):
     print(f"honey_stool estimate: panel {n}, core {core}")
     assert n > 0 and mib > 0
     assert core / 2 <= n <= 2 * core
+
+
+# ------------------------------------------------------------------------------------------ unit scale
+
+def _unit_scene(tmp_path, name: str, unit: float):
+    """A 0.32 m cube 0.44 m above the floor of a 1 m tank, 5 cm spacing, frames 1-6, modelled in units
+    of ``unit`` metres (Scene > Units > Unit Scale). 0.32, not 0.3: at 0.3 the lattice points of the
+    fill lie on the cube's faces, where the float32 rounding of the vertices decides (180 or 216
+    particles, seen between the two unit scales) whatever the units."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / f"{name}.blend"))
+    scene = bpy.context.scene
+    scene.unit_settings.system = 'METRIC'
+    scene.unit_settings.scale_length = unit
+    k = 1.0 / unit
+    bpy.ops.mesh.primitive_cube_add(size=0.32 * k, location=(0, 0, 0.6 * k))
+    bpy.context.object.name, bpy.context.object.sph.role = "Water", 'FLUID'
+    bpy.ops.mesh.primitive_cube_add(size=1.0 * k, location=(0, 0, 0.5 * k))
+    tank = bpy.context.object
+    tank.name, tank.sph.role = "Tank", 'DOMAIN'
+    tank.sph.domain.particle_spacing = 0.05 * k
+    tank.sph.domain.frame_end = 6
+    tank.sph.domain.surface_enabled = False
+    tank.sph.domain.cache_directory = f"//cache_{name}"
+    return tank
+
+
+def _lowest_per_frame(ext, tank) -> tuple[int, list[float]]:
+    assert bpy.ops.sph.bake_data() == {'FINISHED'}
+    root = ext.sub("export").cache_dir(tank)
+    plyio = ext.core("plyio")
+    frames = [plyio.read_ply(root / "particles" / f"particles_{f:04d}.ply").positions() for f in range(1, 7)]
+    return len(frames[0]), [float(x[:, 2].min()) for x in frames]
+
+
+def test_a_centimetre_scene_bakes_as_the_metre_scene(ext, tmp_path, clean):
+    """A 0.32 m cube modelled as 32 units at Unit Scale 0.01 exports the metre scene's spacing, domain and
+    positions in metres, bakes the same particle count and falls the same way (lowest particle per
+    frame within 1 mm); the replay objects are scaled by 100 so Blender shows the cache in scene units.
+    Measured: 216 particles each; lowest z 0.475 m at frame 1, 0.2407 m at frame 6 in both (within 3e-8 m)."""
+    export = ext.sub("export")
+    tank = _unit_scene(tmp_path, "metres", 1.0)
+    metre_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "m_in")
+    n_m, fall_m = _lowest_per_frame(ext, tank)
+    tank = _unit_scene(tmp_path, "centimetres", 0.01)
+    assert export.unit_scale(bpy.context.scene, tank) == 0.01
+    cm_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "cm_in")
+    assert cm_data["particle_spacing"] == metre_data["particle_spacing"] == 0.05
+    for corner in ("min", "max"):
+        assert cm_data["domain"][corner] == pytest.approx(metre_data["domain"][corner], abs=1e-6)
+    assert cm_data["colliders"][0]["size"] == pytest.approx(metre_data["colliders"][0]["size"], abs=1e-6)
+    assert cm_data["simulation"]["gravity"] == metre_data["simulation"]["gravity"], "gravity is not scaled"
+    n_cm, fall_cm = _lowest_per_frame(ext, tank)
+    print(f"unit scale: {n_m} / {n_cm} particles, lowest z {fall_m} / {fall_cm}")
+    assert n_cm == n_m > 0
+    assert fall_cm == pytest.approx(fall_m, abs=1e-3)
+    assert fall_m[-1] < fall_m[0] - 0.05, "the cube falls"
+    particles = next(ob for ob in bpy.context.scene.objects if ob.get("sph_replay") == "particles")
+    assert tuple(particles.scale) == pytest.approx((100.0,) * 3)
+    # Off: one Blender unit is one metre again (a 30 m cube at 5 m spacing).
+    tank.sph.domain.use_unit_scale = False
+    off, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "off_in")
+    assert off["particle_spacing"] == 5.0
+
+
+def test_a_centimetre_file_baked_before_unit_scale_keeps_metres(ext, tmp_path, clean):
+    """A Domain baked before Use Unit Scale existed stores no value for it (every export now stores it):
+    reopened in a scene at Unit Scale 0.01 it gets the setting off, so it bakes what it baked. At scale 1,
+    or never baked, nothing is stored and the new default (on) applies."""
+    tank = _unit_scene(tmp_path, "old_cm", 0.01)
+    assert bpy.ops.sph.bake_data(frame_end=1) == {'FINISHED'}
+    assert "use_unit_scale" in tank.sph.domain.keys(), "stored by the export"
+    del tank.sph.domain["use_unit_scale"]  # as a file saved before the setting
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "old_cm.blend"))
+    assert bpy.data.objects["Tank"].sph.domain.use_unit_scale is False
+    tank = _unit_scene(tmp_path, "never_baked", 0.01)
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "never_baked.blend"))
+    assert bpy.data.objects["Tank"].sph.domain.use_unit_scale is True
