@@ -65,6 +65,7 @@ class Task:
     frame_end: int
     run: Callable[[Callable[[Status], None], Callable[[], bool]], dict]
     origins: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # the export's notes for the artist (operators report them)
 
     def explain(self, exc: InputError) -> InputError:
         return export.explain(exc, self.origins, self.cache_dir, self.domain_name)
@@ -112,7 +113,8 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
         frames = particle_frames(root, baked.frame_start, baked.frame_end)
         return {**manifest, "mesh": mesh_frames(root, frames, settings, False, report, should_stop)}
 
-    return Task("bake", domain.name, root, baked.frame_start, baked.frame_end, run, exported.origins)
+    return Task("bake", domain.name, root, baked.frame_start, baked.frame_end, run, exported.origins,
+                exported.notes)
 
 
 def surface_settings(domain):
@@ -191,7 +193,14 @@ def finish(scene, task: Task) -> None:
     d = domain.sph.domain
     presets = liquid_materials.cache_presets(export.cache_dir(domain))
     look = liquid_materials.material_for(presets) if presets is not None else None
-    replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain), d.render_particles, look)
+    # The cache is in metres: the replay objects are scaled back to scene units (export.unit_scale).
+    unit = export.unit_scale(scene, domain)
+    shown = replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain) * unit,
+                                 d.render_particles, look)
+    for ob in shown:
+        if unit != 1.0 or "sph_unit_scale" in ob:  # objects never scaled keep whatever the artist set
+            ob.scale = (1.0 / unit,) * 3
+            ob["sph_unit_scale"] = unit
     replay.refresh(domain)
 
 
@@ -253,21 +262,50 @@ _estimates: dict[tuple, tuple[float, tuple[int, float]]] = {}
 
 
 def particle_estimate(scene, domain) -> tuple[int, float]:
-    """(particles, MiB) the Fluid objects' volumes give at the Domain's spacing.
+    """(particles, MiB) by the last frame: the Fluid objects' volumes at the Domain's spacing plus what
+    the Inflow objects emit over the Domain's frames (:func:`inflow_volume`).
 
     The Domain panel shows it, and panels redraw many times a second (every progress update
     during a bake): the result is reused for a second unless the spacing or a Fluid moves.
     """
     spacing = max(float(domain.sph.domain.particle_spacing), 1e-6)
     fluids = export.members(scene, 'FLUID')
-    key = (scene.name, spacing, tuple((ob.name, tuple(map(tuple, ob.matrix_world))) for ob in fluids))
+    inflows = export.members(scene, 'INFLOW')
+    d = domain.sph.domain
+    key = (scene.name, spacing, tuple((ob.name, tuple(map(tuple, ob.matrix_world))) for ob in fluids),
+           tuple((ob.name, *_inflow_settings(ob)) for ob in inflows), d.frame_start, d.frame_end,
+           scene.render.fps, scene.render.fps_base)
     now = time.monotonic()
     hit = _estimates.get(key)
     if hit is not None and now - hit[0] < 1.0:
         return hit[1]
     _estimates.clear()
-    _estimates[key] = (now, _estimate(fluids, spacing))
+    _estimates[key] = (now, _estimate(fluids, inflows, spacing, scene, domain))
     return _estimates[key][1]
+
+
+def _inflow_settings(ob) -> tuple:
+    s = ob.sph.inflow
+    return (s.shape, s.radius, tuple(s.size), s.rate, s.speed, s.frame_start, s.frame_end)
+
+
+def inflow_volume(inflows, scene, domain) -> float:
+    """Volume (m³) the Inflow objects emit over the Domain's frames: rate (or area x speed, the core's
+    rule) times the time each one emits within the range (its own frame range clipped to the Domain's)."""
+    import math
+
+    d = domain.sph.domain
+    fps = scene.render.fps / scene.render.fps_base
+    volume = 0.0
+    for ob in inflows:
+        s = ob.sph.inflow
+        area = math.pi * s.radius ** 2 if s.shape == "disc" else s.size[0] * s.size[1]
+        rate = s.rate if s.rate > 0 else area * s.speed
+        # The bake's time runs from frame_start to frame_end; an inflow emits while the (fractional)
+        # frame is within its own range (core.sources.Inflow.emit).
+        frames = min(s.frame_end, d.frame_end) - max(s.frame_start, d.frame_start)
+        volume += rate * max(frames, 0) / fps
+    return volume
 
 
 def fluid_volume(fluids) -> float:
@@ -283,10 +321,10 @@ def fluid_volume(fluids) -> float:
     return volume
 
 
-def _estimate(fluids, spacing: float) -> tuple[int, float]:
+def _estimate(fluids, inflows, spacing: float, scene, domain) -> tuple[int, float]:
     from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
     from ..core.state import bytes_per_particle
 
-    n = int(fluid_volume(fluids) / spacing ** 3)
+    n = int((fluid_volume(fluids) + inflow_volume(inflows, scene, domain)) / spacing ** 3)
     return n, n * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE) / 2**20
 

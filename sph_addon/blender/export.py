@@ -15,6 +15,7 @@ reaches the artist as ``Honey: Viscosity: must be at least 0``. Main thread only
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -25,11 +26,15 @@ import bpy
 import numpy as np
 
 from ..core.atomic import write_json
+from ..core.colliders import COLLIDERS
 from ..core.errors import InputError
 from ..core.plyio import write_ply
-from ..core.scene import FORMAT, Scene, parse_scene
+from ..core.scene import DOMAIN_PARAMETERS, FORMAT, Scene, parse_scene
+from ..core.sources import INFLOW_KEY_PARAMETERS, SOURCES
 from . import migrate
 from . import properties as props
+
+log = logging.getLogger(__name__)
 
 INPUT_DIR = "input"
 SCENE_FILE = "scene.json"
@@ -47,6 +52,7 @@ class Exported:
     scene_path: Path
     scene: Scene
     origins: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the export decided for the artist (see _sample_motion)
 
 
 # ---- finding things -----------------------------------------------------------------------------
@@ -77,7 +83,8 @@ def find_domain(scene, name: str = ""):
 
 
 def members(scene, role: str) -> list:
-    return sorted((ob for ob in scene.objects if ob.sph.role == role), key=lambda ob: ob.name)
+    """The objects of ``role`` that take part: a disabled one (its Enabled box off) is left out."""
+    return sorted((ob for ob in scene.objects if ob.sph.role == role and ob.sph.enabled), key=lambda ob: ob.name)
 
 
 def cache_dir(domain) -> Path:
@@ -129,7 +136,11 @@ def mesh_arrays(ob, depsgraph, space: str):
     return co.astype(np.float32), tris.reshape(-1, 3)
 
 
-def _write_mesh(path: Path, co: np.ndarray, tris: np.ndarray) -> None:
+def _write_mesh(path: Path, co: np.ndarray, tris: np.ndarray, unit: float = 1.0) -> None:
+    """Write a mesh as PLY; ``unit``: metres per Blender unit (vertices are stored in metres)."""
+    if unit != 1.0:
+        # In float64: 15 units x 0.01 then rounds to the same float32 as 0.15 m modelled in metres.
+        co = (co.astype(np.float64) * unit).astype(np.float32)
     v = np.empty(len(co), _VERTEX)
     v["x"], v["y"], v["z"] = co[:, 0], co[:, 1], co[:, 2]
     write_ply(path, v, tris)
@@ -162,6 +173,53 @@ def spacing(domain) -> float:
     return typed_value(domain.sph.domain.particle_spacing)
 
 
+def unit_scale(scene, domain) -> float:
+    """Metres per Blender unit for the bake: the scene's Unit Scale (Scene > Units) when the Domain's
+    Use Unit Scale is on and the scene has a unit system (Blender applies no scale without one), else 1."""
+    u = scene.unit_settings
+    if not domain.sph.domain.use_unit_scale or u.system == 'NONE':
+        return 1.0
+    return typed_value(float(u.scale_length))  # as typed: float32 0.01 reads 0.00999999978
+
+
+def _scaled(p) -> bool:
+    """Whether Blender shows ``p`` in scene units: lengths, and velocity vectors (VELOCITY subtype).
+
+    Gravity (m/s²) is not scaled: -9.81 is the Earth's in every unit scale (Blender shows it in scene
+    units, but an artist modelling in centimetres means real gravity). Rates (m³/s), speeds like
+    max_speed (plain numbers in the panel) and material parameters are typed in SI.
+    """
+    return p.unit == "m" or (p.kind == "vector" and p.unit == "m/s")
+
+
+def _scale_fields(item: dict, params, u: float) -> None:
+    for p in params:
+        if _scaled(p) and p.name in item:
+            v = item[p.name]
+            item[p.name] = typed_value([float(x) * u for x in v] if isinstance(v, list) else float(v) * u)
+
+
+def to_metres(data: dict, u: float) -> None:
+    """Scale the lengths and speeds of an exported scene dict from scene units to metres, in place.
+
+    The mesh files are scaled when written (``_write_mesh``); materials have no length parameter.
+    """
+    from ..core.colliders import COMMON_PARAMETERS
+
+    _scale_fields(data, props.TOP_PARAMETERS, u)
+    _scale_fields(data["domain"], DOMAIN_PARAMETERS, u)
+    _scale_fields(data["surface"], props.SURFACE_PARAMETERS, u)
+    for item in data["sources"]:
+        _scale_fields(item, SOURCES[item["type"]], u)
+        for key in item.get("keyframes", []):
+            _scale_fields(key, INFLOW_KEY_PARAMETERS, u)
+    for item in data["colliders"]:
+        params = COMMON_PARAMETERS + COLLIDERS[item["type"]].parameters
+        _scale_fields(item, params, u)
+        for key in item.get("keyframes", []):
+            _scale_fields(key, params, u)
+
+
 def values(group, params) -> dict:
     return {p.name: typed_value(getattr(group, p.name)) for p in params}
 
@@ -188,13 +246,23 @@ def _material(ob) -> dict:
 
 # ---- the export ---------------------------------------------------------------------------------
 
-def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = None) -> tuple[dict, dict]:
-    """The scene dict (and origins: JSON path -> object name), writing meshes into ``out_dir``."""
+def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = None,
+                notes: list[str] | None = None) -> tuple[dict, dict]:
+    """The scene dict (and origins: JSON path -> object name), writing meshes into ``out_dir``.
+
+    ``notes`` receives one sentence per decision the artist did not ask for (a Static collider
+    found animated and exported as Animated).
+    """
     d = domain.sph.domain
     # Enums saved by position (Collider mode, surface field) in files the load handler missed
     # (the farm command, appended objects); Fluids and Inflows are upgraded in _material.
     for ob in (domain, *members(scene, 'COLLIDER')):
         migrate.upgrade(ob.sph.material)
+    migrate.upgrade_unit_scale(domain)
+    if domain.library is None:
+        # Stored explicitly, so a file saved from now on is never taken for one from before the setting.
+        d.use_unit_scale = d.use_unit_scale
+    unit = unit_scale(scene, domain)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     frame_start, frame_end = frames if frames is not None else (d.frame_start, d.frame_end)
     if frame_end < frame_start:
@@ -234,19 +302,28 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         data["materials"].append(_material(ob))
     for ob in members(scene, 'FLUID'):
         origins[f"sources[{len(data['sources'])}]"] = ob.name
-        data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing))
-    for ob in members(scene, 'INFLOW'):
+        data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing, unit))
+    inflows = members(scene, 'INFLOW')
+    for ob in inflows:
         origins[f"sources[{len(data['sources'])}]"] = ob.name
         data["sources"].append(_inflow_source(ob))
     if not data["sources"]:
-        raise ExportError("Scene", "has no Fluid or Inflow object; set an object's Physics > SPH Fluid > Type "
-                                   "to Fluid (filled with particles) or Inflow (emits them)")
+        raise ExportError("Scene", "has no enabled Fluid or Inflow object; set an object's Physics > SPH Fluid > "
+                                   "Type to Fluid (filled with particles) or Inflow (emits them), or tick its "
+                                   "Enabled box")
     colliders = members(scene, 'COLLIDER')
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
-        data["colliders"].append(_collider_static(ob, depsgraph, out_dir))
-    _sample_motion(scene, colliders, data["colliders"][len(data["colliders"]) - len(colliders):],
-                   out_dir, frame_start, frame_end)
+        data["colliders"].append(_collider_static(ob, depsgraph, out_dir, unit))
+    motion = Motion(colliders, data["colliders"][len(data["colliders"]) - len(colliders):], inflows,
+                    data["sources"][len(data["sources"]) - len(inflows):],
+                    [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
+                     if ob.sph.fluid.inherit_velocity != 0.0], unit)
+    found = _sample_motion(scene, motion, out_dir, frame_start, frame_end, data["fps"])
+    if notes is not None:
+        notes += found
+    if unit != 1.0:
+        to_metres(data, unit)
     return data, origins
 
 
@@ -259,7 +336,7 @@ def _world_bounds(ob) -> tuple[list[float], list[float]]:
     return typed_value(lo), typed_value(hi)
 
 
-def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
+def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:
     co, tris = mesh_arrays(ob, depsgraph, "world")
     if len(tris) == 0:
         raise ExportError(ob.name, "the Fluid object has no faces, so no volume to fill; use a closed mesh")
@@ -268,7 +345,7 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float) -> dict:
         raise ExportError(ob.name, f"the Fluid object encloses no volume ({volume:.3g} m^3: it is flat or open); "
                                    "use a closed mesh, or give it thickness with a Solidify modifier")
     name = f"fluid_{_safe(ob.name)}.ply"
-    _write_mesh(out_dir / name, co, tris)
+    _write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
             "velocity": typed_value(ob.sph.material.initial_velocity)}
 
@@ -283,7 +360,7 @@ def _inflow_source(ob) -> dict:
             "velocity": typed_value(axis * s.speed), **values(s, props.INFLOW)}
 
 
-def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
+def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
     c = ob.sph.collider
     co, tris = mesh_arrays(ob, depsgraph, "scaled")
     if len(tris) == 0:
@@ -291,7 +368,7 @@ def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
                                    "(or remove its Collider role)")
     name = f"collider_{_safe(ob.name)}.ply"
     if c.motion != 'DEFORMING':
-        _write_mesh(out_dir / name, co, tris)
+        _write_mesh(out_dir / name, co, tris, unit)
     position, rotation = _transform(ob)
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
@@ -302,37 +379,133 @@ def _clean_item(item: dict) -> dict:
     return {k: (typed_value(v) if isinstance(v, (float, list)) else v) for k, v in item.items()}
 
 
-def _sample_motion(scene, colliders, items, out_dir: Path, frame_start: int, frame_end: int) -> None:
-    """Keyframes of animated colliders and per-frame meshes of deforming ones, sampled every frame."""
-    moving = [(ob, it) for ob, it in zip(colliders, items) if ob.sph.collider.motion != 'STATIC']
-    if not moving:
-        return
+@dataclass
+class Motion:
+    """What the export samples over the frame range, with the scene items it fills in."""
+
+    colliders: list
+    collider_items: list
+    inflows: list
+    inflow_items: list
+    fluids: list  # (object, source item) of Fluids that inherit their velocity
+    unit: float = 1.0  # metres per Blender unit, for the meshes of deforming colliders
+
+
+def _at_frames(scene, frames, visit) -> None:
+    """Call ``visit(frame, depsgraph)`` with the scene at each frame; the current frame is restored."""
     keep = scene.frame_current, scene.frame_subframe
-    keys = {ob.name: [] for ob, _ in moving}
     try:
-        for frame in range(frame_start, frame_end + 1):
+        for frame in frames:
             scene.frame_set(frame)
-            depsgraph = bpy.context.evaluated_depsgraph_get()
-            for ob, it in moving:
-                position, rotation = _transform(ob)
-                prev = keys[ob.name][-1]["rotation"] if keys[ob.name] else None
-                if prev is not None:
-                    rotation = _continuous_euler(ob, prev)
-                keys[ob.name].append({"frame": frame, "position": typed_value(position),
-                                      "rotation": typed_value(rotation)})
-                if ob.sph.collider.motion == 'DEFORMING':
-                    co, tris = mesh_arrays(ob, depsgraph, "scaled")
-                    if len(tris) == 0:
-                        raise ExportError(ob.name, f"the Collider has no faces at frame {frame}")
-                    _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris)
+            visit(frame, bpy.context.evaluated_depsgraph_get())
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
-    for ob, it in moving:
-        it["keyframes"] = keys[ob.name]
-        it["position"], it["rotation"] = keys[ob.name][0]["position"], keys[ob.name][0]["rotation"]
-        if ob.sph.collider.motion == 'DEFORMING':
+
+
+def _matrix(ob) -> np.ndarray:
+    return np.array(ob.matrix_world, dtype=np.float64)
+
+
+def _may_move(ob) -> bool:
+    """Whether ``ob`` or a parent has an action, drivers, NLA tracks or constraints (it may move
+    between the frames a probe looks at, and then every frame is compared)."""
+    while ob is not None:
+        ad = ob.animation_data
+        if ad is not None and (ad.action is not None or len(ad.drivers) or len(ad.nla_tracks)):
+            return True
+        if len(ob.constraints):
+            return True
+        ob = ob.parent
+    return False
+
+
+def _probe_frames(frame_start: int, frame_end: int) -> list[int]:
+    """The range's ends and three frames between: enough to catch any transform that changes."""
+    return sorted({round(frame_start + (frame_end - frame_start) * k / 4) for k in range(5)})
+
+
+def _sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end: int, fps: float) -> list[str]:
+    """Keyframes of moving colliders and inflows, per-frame meshes of deforming colliders; notes.
+
+    A Collider left at Static whose world transform changes over the range (an action, a
+    constraint, a parent's animation) would silently ignore its motion: it is exported as Animated,
+    with a note. An Inflow gets keyframes only when it moves, so a still one exports as before.
+    """
+    declared = [ob for ob in m.colliders if ob.sph.collider.motion != 'STATIC']
+    watched = [ob for ob in (*m.colliders, *m.inflows) if ob not in declared]
+    probes = {ob.name: [] for ob in watched}
+    if watched and frame_end > frame_start:
+        _at_frames(scene, _probe_frames(frame_start, frame_end),
+                   lambda f, dg: [probes[ob.name].append(_matrix(ob)) for ob in watched])
+    suspects = [ob for ob in watched if _moved(probes[ob.name]) or (frame_end > frame_start and _may_move(ob))]
+    sampled = [*declared, *suspects]
+    keys = {ob.name: [] for ob in sampled}
+    matrices = {ob.name: [] for ob in sampled}
+
+    def visit(frame, depsgraph):
+        for ob in sampled:
+            matrices[ob.name].append(_matrix(ob))
+            keys[ob.name].append(_key(ob, frame, keys[ob.name]))
+            if ob in declared and ob.sph.collider.motion == 'DEFORMING':
+                co, tris = mesh_arrays(ob, depsgraph, "scaled")
+                if len(tris) == 0:
+                    raise ExportError(ob.name, f"the Collider has no faces at frame {frame}")
+                it = m.collider_items[m.colliders.index(ob)]
+                _write_mesh(out_dir / it["path"].replace(".ply", f"_{frame:04d}.ply"), co, tris, m.unit)
+
+    if sampled:
+        _at_frames(scene, range(frame_start, frame_end + 1), visit)
+    notes = []
+    for ob in sampled:
+        if ob not in declared and not _moved(matrices[ob.name]):
+            continue  # a hint of animation that does not move it over this range
+        if ob in m.inflows:
+            _inflow_keys(m.inflow_items[m.inflows.index(ob)], ob, keys[ob.name])
+            continue
+        it = m.collider_items[m.colliders.index(ob)]
+        it["keyframes"] = [{k: v for k, v in key.items() if k != "axis"} for key in keys[ob.name]]
+        it["position"], it["rotation"] = it["keyframes"][0]["position"], it["keyframes"][0]["rotation"]
+        if ob not in declared:
+            notes.append(f"{ob.name}: its Motion is Static but it moves over frames {frame_start}-{frame_end}; "
+                         "baked as Animated (set Motion to Animated to say so)")
+        elif ob.sph.collider.motion == 'DEFORMING':
             it["path"] = it["path"].replace(".ply", "_{frame:04d}.ply")
             it["deforming"] = True
+    for ob, it in m.fluids:
+        it["velocity"] = typed_value(np.asarray(it["velocity"]) + ob.sph.fluid.inherit_velocity
+                                     * _origin_velocity(scene, ob, frame_start, fps))
+    for note in notes:
+        log.warning("%s", note)
+    return notes
+
+
+def _moved(matrices: list[np.ndarray]) -> bool:
+    return any(not np.allclose(a, matrices[0], rtol=0.0, atol=1e-7) for a in matrices[1:])
+
+
+def _key(ob, frame: int, previous: list[dict]) -> dict:
+    """The pose of ``ob`` at ``frame``: a collider key; an inflow key is made from it (_inflow_keys)."""
+    position, rotation = _transform(ob)
+    if previous:
+        rotation = _continuous_euler(ob, previous[-1]["rotation"])
+    axis = np.array(ob.matrix_world.to_3x3(), dtype=np.float64) @ np.array([0.0, 0.0, -1.0])
+    return {"frame": frame, "position": typed_value(position), "rotation": typed_value(rotation),
+            "axis": axis / max(np.linalg.norm(axis), 1e-300)}
+
+
+def _inflow_keys(item: dict, ob, keys: list[dict]) -> None:
+    """An inflow's keyframes (centre, velocity along the object's -Z at each frame)."""
+    speed = ob.sph.inflow.speed
+    item["keyframes"] = [{"frame": k["frame"], "center": k["position"], "velocity": typed_value(k["axis"] * speed)}
+                         for k in keys]
+    item["center"], item["velocity"] = item["keyframes"][0]["center"], item["keyframes"][0]["velocity"]
+
+
+def _origin_velocity(scene, ob, frame: int, fps: float) -> np.ndarray:
+    """Velocity (m/s) of ``ob``'s origin at ``frame``: its move to the next frame times the frame rate."""
+    where = []
+    _at_frames(scene, (frame, frame + 1), lambda f, dg: where.append(np.array(ob.matrix_world.translation)))
+    return (where[1] - where[0]) * fps
 
 
 def _continuous_euler(ob, previous: list[float]) -> list[float]:
@@ -351,7 +524,8 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
     root = cache_dir(domain)
     out_dir = root / INPUT_DIR
     _check_can_create(root, domain)
-    data, origins = build_scene(scene, domain, out_dir, frames)
+    notes: list[str] = []
+    data, origins = build_scene(scene, domain, out_dir, frames, notes)
     # Validated as JSON gives it back, so the Scene's raw dict equals the file, and equals the
     # cache's stored scene.json when a resume compares the two.
     raw = json.loads(json.dumps(data))
@@ -367,7 +541,7 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
         current = None
     if current != raw:
         write_json(path, raw)
-    return Exported(path, validated, origins)
+    return Exported(path, validated, origins, notes)
 
 
 def _check_can_create(root: Path, domain) -> None:

@@ -325,11 +325,36 @@ def upgrade_render_particles(ob) -> bool:
     return True
 
 
+USE_UNIT_SCALE = "use_unit_scale"
+
+
+def upgrade_unit_scale(ob) -> bool:
+    """Keep a Domain baked before *Use Unit Scale* existed in Blender units = metres.
+
+    Until then the scene's unit scale was ignored. A baked Domain (it has replay objects) that
+    stores no value for the setting predates it (every export of this version stores it), and
+    in a scene whose unit scale is not 1 it gets the setting off: it bakes what it baked. Never
+    baked, or at scale 1 (where the setting changes nothing), the new default applies. True if stored.
+    """
+    if ob.sph.role != 'DOMAIN' or ob.library is not None or USE_UNIT_SCALE in ob.sph.domain:
+        return False
+    particles, surface = replay.find_replay(ob)
+    if particles is None and surface is None:
+        return False
+    scaled = [sc for sc in ob.users_scene
+              if sc.unit_settings.system != 'NONE' and sc.unit_settings.scale_length != 1.0]
+    if not scaled:
+        return False
+    ob.sph.domain[USE_UNIT_SCALE] = False
+    return True
+
+
 def upgrade_all() -> int:
     """Upgrade every local object of the open file (any role); the number of objects changed."""
     changed = 0
     for ob in bpy.data.objects:
-        if ob.library is None and (upgrade(ob.sph.material) | upgrade_render_particles(ob)):
+        if ob.library is None and (upgrade(ob.sph.material) | upgrade_render_particles(ob)
+                                   | upgrade_unit_scale(ob)):
             changed += 1
     return changed
 

@@ -47,6 +47,11 @@ class _TaskOperator:
     def prepare(self, context) -> baking.Task:
         raise NotImplementedError
 
+    def report_notes(self, task: baking.Task) -> None:
+        """What the export decided on the artist's behalf (a Static collider baked as Animated)."""
+        for note in task.notes:
+            self.report({'WARNING'}, note)
+
     def done_message(self, task: baking.Task, outcome: jobs.Outcome) -> str:
         return f"{task.kind} of {task.domain_name} finished"
 
@@ -62,6 +67,7 @@ class _TaskOperator:
             return {'CANCELLED'}
         try:
             task = self.prepare(context)
+            self.report_notes(task)
             # Headless (--python-expr on a farm) the console is the only progress display.
             result = baking.run_sync(context.scene, task, echo=baking.console if bpy.app.background else None)
         except _ERRORS as exc:
@@ -82,6 +88,7 @@ class _TaskOperator:
                 return {'CANCELLED'}
             self.report({'ERROR'}, str(exc))
             return {'CANCELLED'}
+        self.report_notes(task)
         jobs.current = jobs.Job(task)
         jobs.current.start()
         wm = context.window_manager

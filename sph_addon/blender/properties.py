@@ -148,8 +148,9 @@ COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_dis
 COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "padding", "flip_normals",
                                         "hole_closing"))
 # nozzle_length defaults to 0 (no pipe): what files saved before it existed baked with.
+# inherit_velocity defaults to 0 (the object's motion ignored), as files saved before it baked.
 INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end",
-                                   "nozzle_length"))
+                                   "nozzle_length", "inherit_velocity"))
 FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
 
 
@@ -298,7 +299,14 @@ def _make_groups() -> list[type]:
     SPHInflowSettings = type("SPHInflowSettings", (bpy.types.PropertyGroup,),
                              {"__annotations__": inflow_ann, "__doc__": "Inflow emitter settings"})
 
-    fluid_ann = _annotations(FLUID_SOURCE)
+    fluid_ann = {
+        **_annotations(FLUID_SOURCE),
+        # Blender-side only: the export adds it to the source's velocity (the core never sees the object).
+        "inherit_velocity": FloatProperty(name="Inherit Velocity", default=0.0, min=-10.0, max=10.0,
+                                          description="Fraction of the object's own velocity at the first frame "
+                                                      "(its origin's move to the next frame) added to the "
+                                                      "Initial Velocity: 1 throws the liquid as the object moves"),
+    }
     SPHFluidSettings = type("SPHFluidSettings", (bpy.types.PropertyGroup,),
                             {"__annotations__": fluid_ann, "__doc__": "Volume fill settings"})
 
@@ -323,6 +331,11 @@ def _make_groups() -> list[type]:
         "use_scene_gravity": BoolProperty(name="Use Scene Gravity", default=True,
                                           description="Take gravity from the scene's Gravity setting"),
         "gravity": bpy_property(GRAVITY),
+        "use_unit_scale": BoolProperty(name="Use Unit Scale", default=True,
+                                       description="Read lengths and speeds in the scene's units (Scene > Units > "
+                                                   "Unit Scale) and bake in metres; the replay shows the result "
+                                                   "in scene units. Off: one Blender unit is one metre (files "
+                                                   "baked before this setting with a unit scale other than 1)"),
         "closed_borders": BoolProperty(name="Closed Borders", default=True,
                                        description="The domain box is a closed tank; otherwise particles "
                                                    "leaving it are removed"),
@@ -348,6 +361,11 @@ def _make_groups() -> list[type]:
     object_ann = {
         "role": EnumProperty(name="Type", items=ROLES, default='NONE', update=_role_changed,
                              description="What this object is in the SPH simulation"),
+        # Default on: files saved before the toggle existed store nothing and bake every object, as before.
+        "enabled": BoolProperty(name="Enabled", default=True,
+                                description="Take part in the simulation: a disabled Fluid or Inflow makes no "
+                                            "particles and a disabled Collider does not collide (the Domain "
+                                            "always bakes)"),
         "domain": PointerProperty(type=SPHDomainSettings),
         "material": PointerProperty(type=SPHMaterialSettings),
         "fluid": PointerProperty(type=SPHFluidSettings),

@@ -44,12 +44,21 @@ def _draw_params(layout, group, params):
         col.prop(group, p.name)
 
 
+# Roles whose objects can be left out of a bake with the Enabled box in the panel's header.
+_TOGGLED = ('FLUID', 'INFLOW', 'COLLIDER')
+
+
 class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
     bl_label = "SPH Fluid"
 
     @classmethod
     def poll(cls, context):
         return context.object is not None
+
+    def draw_header(self, context):
+        ob = context.object
+        if ob.sph.role in _TOGGLED:
+            self.layout.prop(ob.sph, "enabled", text="")
 
     def draw(self, context):
         layout = self.layout
@@ -73,7 +82,7 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         _draw_params(layout, d, props.DOMAIN_TOP)
         try:
             n, mib = baking.particle_estimate(context.scene, ob)
-            layout.label(text=f"About {n:,} particles at the start, {mib:,.0f} MiB", icon='INFO')
+            layout.label(text=f"About {n:,} particles (fills and inflows), {mib:,.0f} MiB", icon='INFO')
         except Exception as exc:  # a panel must draw whatever the scene holds
             layout.label(text=f"No estimate: {exc}", icon='ERROR')
         col = layout.column()
@@ -83,6 +92,7 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         sub.active = not d.use_scene_gravity
         sub.prop(d, "gravity")
         col.prop(d, "closed_borders")
+        col.prop(d, "use_unit_scale")
         _draw_bake(layout, context, ob)
 
 
@@ -166,6 +176,7 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
     def draw(self, context):
         ob = context.object
         m = ob.sph.material
+        self.layout.active = ob.sph.enabled
         col = self.layout.column()
         col.use_property_split = True
         col.prop(m, "model")
@@ -182,6 +193,7 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
             col.prop(group, "preset")
         if ob.sph.role == 'FLUID':
             col.prop(m, "initial_velocity")
+            col.prop(ob.sph.fluid, "inherit_velocity")
             _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
         else:
             col.prop(ob.sph.inflow, "speed")
@@ -215,7 +227,7 @@ def clavet_constants(scene, ob) -> dict:
     gravity = sim["gravity"]
     if domain is not None:
         d = domain.sph.domain
-        spacing = export.spacing(domain)
+        spacing = export.spacing(domain) * export.unit_scale(scene, domain)
         sim.update(export.values(d, props.DOMAIN_SIMULATION))
         if not d.use_scene_gravity:
             gravity = tuple(d.gravity)
@@ -276,6 +288,7 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
 
     def draw(self, context):
         c = context.object.sph.collider
+        self.layout.active = context.object.sph.enabled
         col = self.layout.column()
         col.use_property_split = True
         col.prop(c, "motion")

@@ -28,7 +28,7 @@ from .errors import InputError
 from .jsonfile import read_json
 from .params import Parameter, check_name, resolve, typed
 from .solvers import SOLVERS
-from .sources import SOURCES, check_source_files, estimate_count
+from .sources import SOURCES, check_source_files, estimate_count, parse_inflow_keys
 from .state import bytes_per_particle
 
 FORMAT = "sph_addon.scene/2"
@@ -259,7 +259,9 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
     if not isinstance(item, dict):
         raise InputError(where, "expected an object")
     kind = check_name(item.get("type"), SOURCES, f"{where}.type", "source type")
-    p = resolve(SOURCES[kind], {k: v for k, v in item.items() if k != "type"}, where)
+    # An inflow's keyframes are a list of objects, checked apart from its plain fields.
+    own = {k: v for k, v in item.items() if k != "type" and not (kind == "inflow" and k == "keyframes")}
+    p = resolve(SOURCES[kind], own, where)
     if p["material"] not in material_names:
         raise InputError(f"{where}.material",
                          f"unknown material {p['material']!r}; the scene defines {', '.join(material_names)}")
@@ -271,6 +273,7 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
                              "an inflow needs a non-zero velocity (it sets the direction)")
         if p["shape"] == "rectangle" and (p["size"][0] <= 0 or p["size"][1] <= 0):
             raise InputError(f"{where}.size", "width and height must be positive")
+        p["keyframes"] = parse_inflow_keys(item.get("keyframes", []), p, where)
     check_source_files(kind, p, base_dir, where)
     return kind, p
 

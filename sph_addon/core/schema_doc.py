@@ -14,7 +14,7 @@ from .scene import (
     TOP_PARAMETERS,
 )
 from .solvers import SOLVERS
-from .sources import SOURCES
+from .sources import INFLOW_KEY_PARAMETERS, SOURCES
 
 
 def _table(params: tuple[Parameter, ...]) -> list[str]:
@@ -80,6 +80,11 @@ def scene_format_markdown() -> str:
     out += ["## `sources` (list, at least one)", "", "Each item has a `type`:", ""]
     for kind, params in SOURCES.items():
         out += [f"### `{kind}`", "", *_table(params), ""]
+    out += ["An `inflow` may also have `keyframes`: a list of the objects below (increasing frames). The emitter",
+            "then follows them, moved before every substep (centre linearly, direction along the shorter arc,",
+            "speed linearly; held before the first key and after the last), and `inherit_velocity` times its",
+            "own velocity (the centre's change per second between keys) is added to what it emits.", "",
+            *_table(INFLOW_KEY_PARAMETERS), ""]
     out += ["## `colliders` (list)", "", "Each item has a `type`, the common fields below, its own fields, and",
             "optionally `keyframes`: a list of `{frame, position, rotation}` (increasing frames), interpolated",
             "per substep (positions linearly, rotations as rotations along the shortest arc); the collider's",

@@ -125,7 +125,7 @@ class Simulation:
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
             if kind == "inflow":
-                self.inflows.append(Inflow(k, mat, p, self.spacing))
+                self.inflows.append(Inflow(k, mat, p, self.spacing, scene.fps))
                 continue
             pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
@@ -240,8 +240,7 @@ class Simulation:
         for inflow in self.inflows:
             pts = inflow.emit(self._frame_at(t), t, dt)
             if pts is not None:
-                self._emit(pts, np.broadcast_to(inflow.direction * inflow.speed, pts.shape), inflow.material,
-                           inflow.index)
+                self._emit(pts, np.broadcast_to(inflow.velocity, pts.shape), inflow.material, inflow.index)
         if st.n == 0:
             st.time = t + dt
             return
@@ -259,13 +258,12 @@ class Simulation:
                           next_id=st.next_id, resize=st.resize_trailing, walls=walls)
         # Particles inside a nozzle move with the pipe whatever the models do to them (Inflow.held).
         nozzles = [(inflow.held(st.x, st.arrays["source"]), inflow) for inflow in self.inflows]
-        nozzles = [(idx, st.x[idx] + dt * inflow.speed * inflow.direction, inflow) for idx, inflow in nozzles
-                   if len(idx)]
+        nozzles = [(idx, inflow.carried(st.x[idx], dt), inflow) for idx, inflow in nozzles if len(idx)]
         for scheme, models, mats in self.schemes:
             scheme.advance(ctx, models, self._scheme_particles(mats), t, self._collide)
         for idx, x_end, inflow in nozzles:
             st.x[idx] = x_end
-            st.v[idx] = inflow.speed * inflow.direction
+            st.v[idx] = inflow.velocity
         if walls is not None:
             for k, x, dv in walls.given:
                 self._add_contact(k, x, dv, walls.placed[k][2])
@@ -346,7 +344,7 @@ class Simulation:
         # Gravity accelerates everything during the frame; emitters and colliders bring their own speed.
         vmax += float(np.linalg.norm(self.gravity)) * frame_dt
         for inflow in self.inflows:
-            vmax = max(vmax, inflow.speed)
+            vmax = max(vmax, inflow.peak_speed)
         for c in self.colliders:
             if c.moving:
                 vmax = max(vmax, c.surface_speed(self.frame, self.scene.fps, self.state.x, self.h))

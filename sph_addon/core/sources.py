@@ -25,7 +25,7 @@ import numpy as np
 from . import config
 from .colliders.mesh_files import check_file, resolve_mesh_path
 from .errors import InputError
-from .params import Parameter
+from .params import Parameter, resolve
 
 _MATERIAL = Parameter("material", "", description="Name of a material in the scene's materials list.")
 _VELOCITY = Parameter("velocity", (0.0, 0.0, 0.0), "m/s", description="Initial velocity of the particles.")
@@ -58,6 +58,9 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
                   description="Length of pipe behind the emitter: particles move at the emitter's velocity "
                               "until they have travelled this far, as liquid does inside a nozzle, so a "
                               "viscous thread hangs from it instead of falling away in slabs (0: no pipe)."),
+        Parameter("inherit_velocity", 0.0, "", -10.0, 10.0, label="Inherit Velocity",
+                  description="Fraction of the emitter's own velocity (from its keyframes) added to the emitted "
+                              "particles: 1 carries a moving nozzle's motion into the stream, 0 ignores it."),
     ),
     "mesh": (
         _MATERIAL, _VELOCITY,
@@ -69,6 +72,35 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
         Parameter("seed", 0, "", 0, 2**31 - 1, description="Seed of the jitter: same seed, same particles."),
     ),
 }
+
+
+# An inflow's optional ``keyframes``: its centre and velocity at Blender frames, interpolated per substep.
+INFLOW_KEY_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("frame", 1.0, "", None, None, description="Frame of the key (fractional frames allowed)."),
+    Parameter("center", (0.0, 0.0, 0.0), "m", description="Centre of the emitter at this frame."),
+    Parameter("velocity", (0.0, 0.0, -1.0), "m/s",
+              description="Velocity of emitted particles at this frame; the emitter faces along it."),
+)
+
+
+def parse_inflow_keys(keys, p: dict, where: str) -> list[dict]:
+    """Checked ``keyframes`` of an inflow (absent fields take the inflow's own ``center``/``velocity``).
+
+    Raises InputError at ``<where>.keyframes[k]`` for a key out of frame order or with no velocity.
+    """
+    if not isinstance(keys, list):
+        raise InputError(f"{where}.keyframes", "expected a list of {frame, center, velocity}")
+    out: list[dict] = []
+    for k, key in enumerate(keys):
+        kp = resolve(INFLOW_KEY_PARAMETERS, key, f"{where}.keyframes[{k}]",
+                     base={"center": p["center"], "velocity": p["velocity"]})
+        if out and kp["frame"] <= out[-1]["frame"]:
+            raise InputError(f"{where}.keyframes[{k}].frame", "keyframes must be in increasing frame order")
+        if math.hypot(*kp["velocity"]) == 0:
+            raise InputError(f"{where}.keyframes[{k}].velocity",
+                             "an inflow needs a non-zero velocity (it sets the direction)")
+        out.append(kp)
+    return out
 
 
 def check_source_files(kind: str, p: dict, base_dir: Path, where: str) -> None:
@@ -182,25 +214,24 @@ def _area(p: dict) -> float:
 
 @dataclass
 class Inflow:
-    """A running inflow emitter (state: emitted volume, checkpointed)."""
+    """A running inflow emitter (state: emitted volume, checkpointed).
+
+    With ``keyframes`` the emitter follows its object: before each substep :meth:`emit` moves it to
+    the centre and velocity interpolated at that time (centre linearly; direction along the shorter
+    arc, speed linearly), so a moving or turning nozzle paints a trail. Its own velocity (the
+    centre's rate of change, m/s) times ``inherit_velocity`` is added to what it emits. Without keys
+    nothing moves and the emitter is placed once.
+    """
 
     index: int
     material: int
     params: dict
     spacing: float
+    fps: float = 30.0
     emitted_volume: float = 0.0
 
     def __post_init__(self) -> None:
         p = self.params
-        vel = np.asarray(p["velocity"], float)
-        speed = float(np.linalg.norm(vel))
-        self.direction = vel / speed if speed > 0 else np.array([0.0, 0.0, -1.0])
-        self.speed = speed
-        # An orthonormal frame (u, w) across the flow.
-        helper = np.array([1.0, 0, 0]) if abs(self.direction[0]) < 0.9 else np.array([0, 1.0, 0])
-        u = np.cross(self.direction, helper)
-        u /= np.linalg.norm(u)
-        w = np.cross(self.direction, u)
         s = self.spacing
         if p["shape"] == "disc":
             r = p["radius"]
@@ -215,13 +246,74 @@ class Inflow:
             aw = (np.arange(int(round(2 * hh / s))) + 0.5) * s - hh
             gu, gw = np.meshgrid(au, aw, indexing="ij")
             gu, gw = gu.ravel(), gw.ravel()
-        self.center = np.asarray(p["center"], float)
-        self.layer = self.center + np.outer(gu, u) + np.outer(gw, w)
-        self.frame_uw = np.stack([u, w])
+        self.lattice = (gu, gw)
         # Lateral extent of the nozzle's bore: the outermost emitted row plus half a spacing.
         self.bore = (np.abs(gu).max(initial=0.0) + 0.5 * s, np.abs(gw).max(initial=0.0) + 0.5 * s)
-        self.layer_volume = len(self.layer) * s**3
-        self.rate = p["rate"] if p["rate"] > 0 else _area(p) * speed
+        self.layer_volume = len(gu) * s**3
+        self.keys = p.get("keyframes") or []
+        self.carrier = np.zeros(3)  # the emitter's own velocity, m/s
+        if self.keys:
+            self.place(self.keys[0]["frame"])
+        else:
+            self._place(np.asarray(p["center"], float), np.asarray(p["velocity"], float))
+        self.peak_speed = max([self.speed] + [float(np.linalg.norm(v)) for v in self._key_velocities()])
+
+    def _place(self, center: np.ndarray, vel: np.ndarray) -> None:
+        """Put the emitter at ``center`` emitting at ``vel`` (m/s): its layer and frame across the flow."""
+        speed = float(np.linalg.norm(vel))
+        self.direction = vel / speed if speed > 0 else np.array([0.0, 0.0, -1.0])
+        self.speed = speed
+        # An orthonormal frame (u, w) across the flow.
+        helper = np.array([1.0, 0, 0]) if abs(self.direction[0]) < 0.9 else np.array([0, 1.0, 0])
+        u = np.cross(self.direction, helper)
+        u /= np.linalg.norm(u)
+        w = np.cross(self.direction, u)
+        gu, gw = self.lattice
+        self.center = center
+        self.layer = self.center + np.outer(gu, u) + np.outer(gw, w)
+        self.frame_uw = np.stack([u, w])
+        self.rate = self.params["rate"] if self.params["rate"] > 0 else _area(self.params) * speed
+        # What emitted particles move at: the emitter's velocity, plus the inherited share of its own.
+        self.velocity = self.direction * self.speed
+        self.drift = self.params["inherit_velocity"] * self.carrier
+        if self.drift.any():
+            self.velocity = self.velocity + self.drift
+
+    def place(self, frame: float) -> None:
+        """Move a keyframed emitter to where it is at ``frame`` (held before the first key, after the last)."""
+        keys = self.keys
+        frames = [k["frame"] for k in keys]
+        j = int(np.searchsorted(frames, frame, side="right"))
+        if j == 0 or j == len(keys):
+            key = keys[0] if j == 0 else keys[-1]
+            self.carrier = np.zeros(3)
+            self._place(np.asarray(key["center"], float), np.asarray(key["velocity"], float))
+            return
+        a, b = keys[j - 1], keys[j]
+        f = (frame - a["frame"]) / (b["frame"] - a["frame"])
+        c0, c1 = np.asarray(a["center"], float), np.asarray(b["center"], float)
+        v0, v1 = np.asarray(a["velocity"], float), np.asarray(b["velocity"], float)
+        s0, s1 = float(np.linalg.norm(v0)), float(np.linalg.norm(v1))
+        d = (1 - f) * v0 / s0 + f * v1 / s1
+        if np.linalg.norm(d) < 1e-9:  # opposite directions: no shorter arc, take the nearer key's
+            d = v0 / s0 if f < 0.5 else v1 / s1
+        self.carrier = (c1 - c0) * (self.fps / (b["frame"] - a["frame"]))
+        self._place((1 - f) * c0 + f * c1, d / np.linalg.norm(d) * ((1 - f) * s0 + f * s1))
+
+    def _key_velocities(self) -> list[np.ndarray]:
+        """Emitted velocities at the keys with each segment's inherited velocity (for the substep rule)."""
+        out = []
+        share = self.params["inherit_velocity"]
+        for a, b in zip(self.keys, self.keys[1:]):
+            carrier = (np.asarray(b["center"], float) - np.asarray(a["center"], float)) * (
+                self.fps / (b["frame"] - a["frame"]))
+            out += [np.asarray(k["velocity"], float) + share * carrier for k in (a, b)]
+        return out
+
+    def carried(self, x: np.ndarray, dt: float) -> np.ndarray:
+        """Where particles in the nozzle at ``x`` are after ``dt`` s: moved at :attr:`velocity`."""
+        x_end = x + dt * self.speed * self.direction
+        return x_end + dt * self.drift if self.drift.any() else x_end
 
     def held(self, x: np.ndarray, source: np.ndarray) -> np.ndarray:
         """Indices of this emitter's particles still inside its nozzle (``nozzle_length`` behind it).
@@ -246,6 +338,8 @@ class Inflow:
     def emit(self, frame: float, t: float, dt: float) -> np.ndarray | None:
         """Positions (k,3) to add at the start of a substep of length ``dt`` at time ``t``, or None."""
         p = self.params
+        if self.keys:
+            self.place(frame)
         if not (p["frame_start"] <= frame <= p["frame_end"]) or self.rate <= 0 or len(self.layer) == 0:
             return None
         self.emitted_volume += self.rate * dt
@@ -255,7 +349,8 @@ class Inflow:
         while self.emitted_volume >= self.layer_volume:
             self.emitted_volume -= self.layer_volume
             age = self.emitted_volume / self.rate
-            layers.append(self.layer + self.direction * (self.speed * age))
+            layer = self.layer + self.direction * (self.speed * age)
+            layers.append(layer + self.drift * age if self.drift.any() else layer)
         if not layers:
             return None
         return np.concatenate(layers)
