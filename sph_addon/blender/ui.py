@@ -222,7 +222,7 @@ def clavet_constants(scene, ob) -> dict:
         else:
             gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
     h = sim["support_factor"] * spacing
-    frame_dt = scene.render.fps_base / scene.render.fps
+    frame_dt = sim["time_scale"] * scene.render.fps_base / scene.render.fps  # physical seconds per frame
     automatic = sim["substeps"] <= 0
     if automatic:
         at_rest = math.ceil(math.hypot(*gravity) * frame_dt**2 / (sim["cfl"] * spacing) - 1e-9)

@@ -70,6 +70,10 @@ TOP_PARAMETERS: tuple[Parameter, ...] = (
 
 SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("gravity", (0.0, 0.0, -9.81), "m/s^2", description="Gravity acceleration (Z up)."),
+    Parameter("time_scale", 1.0, "", 1e-3, 1000.0, label="Time Scale",
+              description="Seconds of physics per second of the timeline: each frame advances time_scale / fps "
+                          "seconds (0.5: slow motion at half speed); rates, speeds and ages stay in physical "
+                          "seconds, frame numbers (inflow ranges, collider keyframes) stay the timeline's."),
     Parameter("substeps", 0, "", 0, 10000, label="Substeps",
               description="Steps per frame; 0 chooses them each frame from the fastest particle (CFL)."),
     Parameter("max_substeps", 64, "", 1, 10000, description="Upper bound of automatic substeps."),
@@ -133,6 +137,16 @@ class Scene:
         """Interaction radius h, m."""
         return self.simulation["support_factor"] * self.particle_spacing
 
+    @property
+    def frame_time(self) -> float:
+        """Physical time one frame advances, s: time_scale / fps."""
+        return self.simulation["time_scale"] / self.fps
+
+    @property
+    def physics_fps(self) -> float:
+        """Frames per physical second, fps / time_scale (fps itself at time_scale 1, bit for bit)."""
+        return self.fps / self.simulation["time_scale"]
+
     def material_index(self, name: str) -> int:
         for k, m in enumerate(self.materials):
             if m.name == name:
@@ -140,7 +154,7 @@ class Scene:
         raise KeyError(name)
 
     def estimate_particles(self) -> int:
-        duration = (self.frame_end - self.frame_start + 1) / self.fps
+        duration = (self.frame_end - self.frame_start + 1) / self.physics_fps
         return sum(estimate_count(kind, p, self.particle_spacing, duration, self.base_dir, f"sources[{k}]")
                    for k, (kind, p) in enumerate(self.sources))
 

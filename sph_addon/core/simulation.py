@@ -269,7 +269,8 @@ class Simulation:
 
     # -- the step -------------------------------------------------------------------------
     def _frame_at(self, t: float) -> float:
-        return self.scene.frame_start + t * self.scene.fps
+        """The timeline's (fractional) frame at physical time ``t`` (s): time_scale stretches frames."""
+        return self.scene.frame_start + t * self.scene.physics_fps
 
     def _scheme_particles(self, mats: np.ndarray) -> np.ndarray | None:
         """Indices of the particles of materials ``mats``; None when that is every particle."""
@@ -370,7 +371,7 @@ class Simulation:
     # -- frames ---------------------------------------------------------------------------
     def substeps_for_frame(self) -> int:
         """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed."""
-        frame_dt = 1.0 / self.scene.fps
+        frame_dt = self.scene.frame_time
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
         # Gravity accelerates everything during the frame; emitters and colliders bring their own speed.
@@ -382,7 +383,8 @@ class Simulation:
                 fr = self.frame
                 _, p0 = c.transform(fr)
                 _, p1 = c.transform(fr + 1)
-                vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.fps)
+                # Keyframes are per timeline frame: slow motion slows the collider in physical time.
+                vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.physics_fps)
         return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
 
     def advance_frame(self) -> FrameStats:
@@ -392,7 +394,7 @@ class Simulation:
             self.sdf_cache.flush()
         self._rebuild_deforming(self.frame + 1)
         n_sub = self.substeps_for_frame()
-        dt = 1.0 / (self.scene.fps * n_sub)
+        dt = self.scene.simulation["time_scale"] / (self.scene.fps * n_sub)  # 1 / (fps n) at time scale 1
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
         self._reset_contacts()
@@ -436,7 +438,8 @@ class Simulation:
         """The end-of-frame blow-up checks (``blowup.BlowUpWatch.check_frame``)."""
         st = self.state
         mass = float(self.watch.densities.max(initial=0.0)) * self.spacing**3
-        work = collider_work(self.colliders, self.contacts, self.frame - 1, self.scene.fps, mass) if substeps else 0.0
+        fps = self.scene.physics_fps
+        work = collider_work(self.colliders, self.contacts, self.frame - 1, fps, mass) if substeps else 0.0
         lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
                                                          default=0.0)
         self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,
