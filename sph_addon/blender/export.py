@@ -222,11 +222,12 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
                "sources": domain.name}
     lo, hi = _world_bounds(domain)
     data["domain"] = {"min": lo, "max": hi}
-    if d.closed_borders:
+    if d.closed_borders and not all(getattr(d, p.name) for p in props.BORDER_SIDES):
         origins[f"colliders[{len(data['colliders'])}]"] = domain.name
         data["colliders"].append({"type": "box_container", "name": domain.name,
                                   "position": typed_value([(a + b) / 2 for a, b in zip(lo, hi)]),
-                                  "size": typed_value([b - a for a, b in zip(lo, hi)])})
+                                  "size": typed_value([b - a for a, b in zip(lo, hi)]),
+                                  **values(d, props.BORDER_SIDES), "friction": typed_value(d.wall_friction)})
     out_dir.mkdir(parents=True, exist_ok=True)
     emitters = members(scene, 'FLUID') + members(scene, 'INFLOW')
     for ob in emitters:

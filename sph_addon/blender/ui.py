@@ -82,7 +82,6 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         sub = col.column()
         sub.active = not d.use_scene_gravity
         sub.prop(d, "gravity")
-        col.prop(d, "closed_borders")
         _draw_bake(layout, context, ob)
 
 
@@ -155,6 +154,8 @@ def _domain_subpanel(idname: str, label: str, group, params, toggle: str = "") -
 
 SPH_PT_domain_simulation = _domain_subpanel("SPH_PT_domain_simulation", "Simulation", lambda d: d,
                                             props.DOMAIN_SIMULATION)
+SPH_PT_domain_borders = _domain_subpanel("SPH_PT_domain_borders", "Borders", lambda d: d, props.DOMAIN_BORDERS,
+                                         toggle="closed_borders")
 SPH_PT_domain_surface = _domain_subpanel("SPH_PT_domain_surface", "Surface", lambda d: d.surface,
                                          props.SURFACE_PARAMETERS, toggle="surface_enabled")
 
@@ -282,8 +283,8 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
         _draw_params(self.layout, c, props.COLLIDER_COMMON + props.COLLIDER_MESH)
 
 
-_classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_surface, SPH_PT_material,
-            SPH_PT_material_derived, SPH_PT_collider)
+_classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_borders, SPH_PT_domain_surface,
+            SPH_PT_material, SPH_PT_material_derived, SPH_PT_collider)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)
