@@ -248,6 +248,9 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         data["colliders"].append(_collider_static(ob, depsgraph, out_dir))
     _sample_motion(scene, colliders, data["colliders"][len(data["colliders"]) - len(colliders):],
                    out_dir, frame_start, frame_end)
+    for k, ob in enumerate(members(scene, 'OUTFLOW')):  # no key without Outflows: older files export as before
+        origins[f"outflows[{k}]"] = ob.name
+        data.setdefault("outflows", []).append(_outflow(ob, depsgraph, out_dir))
     return data, origins
 
 
@@ -297,6 +300,17 @@ def _collider_static(ob, depsgraph, out_dir: Path) -> dict:
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
     return _clean_item(item)
+
+
+def _outflow(ob, depsgraph, out_dir: Path) -> dict:
+    """A mesh outflow: the object's evaluated mesh in its scaled local frame, placed where it stands."""
+    co, tris = mesh_arrays(ob, depsgraph, "scaled")
+    if len(tris) == 0:
+        raise ExportError(ob.name, "the Outflow has no faces, so no volume; use a closed mesh")
+    name = f"outflow_{_safe(ob.name)}.ply"
+    _write_mesh(out_dir / name, co, tris)
+    position, rotation = _transform(ob)
+    return _clean_item({"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation})
 
 
 def _clean_item(item: dict) -> dict:

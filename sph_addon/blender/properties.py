@@ -55,6 +55,9 @@ ROLES = (
     ("FLUID", "Fluid", "Filled with particles at the first frame (the mesh must enclose a volume)"),
     ("INFLOW", "Inflow", "Emits particles every frame along the object's -Z axis"),
     ("COLLIDER", "Collider", "A mesh particles collide with; may move or deform"),
+    # Appended: Blender stores this enum by position, so existing roles keep their numbers.
+    ("OUTFLOW", "Outflow", "Particles entering its volume are removed (a drain, the end of a channel); the mesh "
+                           "must enclose a volume"),
 )
 
 # 4.2 fails registration on this option (BLENDER_NOTES.md section 7); 4.5+ lets `//` paths

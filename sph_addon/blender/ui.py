@@ -283,8 +283,18 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
         _draw_params(self.layout, c, props.COLLIDER_COMMON + props.COLLIDER_MESH)
 
 
+class SPH_PT_outflow(_RolePanel, bpy.types.Panel):
+    bl_label = "Outflow"
+    roles = ('OUTFLOW',)
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        col.label(text="Particles entering this object's volume are removed", icon='INFO')
+        col.label(text="(placed where it stands at the first frame; a closed mesh)")
+
+
 _classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_borders, SPH_PT_domain_surface,
-            SPH_PT_material, SPH_PT_material_derived, SPH_PT_collider)
+            SPH_PT_material, SPH_PT_material_derived, SPH_PT_collider, SPH_PT_outflow)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)

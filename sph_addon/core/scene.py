@@ -26,6 +26,7 @@ from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
+from .outflows import parse_outflow
 from .params import Parameter, check_name, resolve, typed
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count
@@ -97,7 +98,7 @@ DOMAIN_PARAMETERS: tuple[Parameter, ...] = (
 
 MATERIAL_KEYS = ("name", "model", "preset", "params")
 SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materials", "sources", "colliders",
-                                                  "domain", "surface", "diagnostics"}
+                                                  "domain", "surface", "diagnostics", "outflows"}
 # Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
 # springs (~24 slots of id + rest length) and the cache writer's float32 copy.
 _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
@@ -131,6 +132,7 @@ class Scene:
     base_dir: Path = field(default=Path("."))
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     diagnostics: dict[str, Any] = field(default_factory=dict)  # {"front": {...}} if asked (diagnostics.py)
+    outflows: tuple[tuple[str, dict[str, Any]], ...] = ()  # volumes that remove particles (outflows.py)
 
     @property
     def h(self) -> float:
@@ -197,6 +199,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
+    outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
     domain = None
     if data.get("domain") is not None:
         domain = resolve(DOMAIN_PARAMETERS, data["domain"], "domain")
@@ -212,7 +215,8 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,
-                  base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")))
+                  base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")),
+                  outflows=tuple(outflows))
     _check_memory(scene)
     return scene
 

@@ -37,6 +37,7 @@ from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import N_COLOURS, NeighborSearch
+from .outflows import build_outflows, inside_outflows
 from .scene import Scene
 from .solvers import SOLVERS
 from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
@@ -166,6 +167,9 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
+        self.outflows = build_outflows(scene.outflows, BuildContext(
+            base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
+            sdf_cache=self.sdf_cache), scene.frame_start)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -360,6 +364,9 @@ class Simulation:
                                          prev.torque + np.cross(prev.center - center, prev.impulse) + torque, center)
 
     def _apply_domain(self) -> None:
+        """Remove the particles outside the domain box or inside an outflow (counted per material)."""
+        if self.outflows and self.state.n:
+            self.state.keep(~inside_outflows(self.outflows, self.state.x, self._frame_at(self.state.time)))
         dom = self.scene.domain
         if dom is None or self.state.n == 0:
             return

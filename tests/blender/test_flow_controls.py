@@ -91,3 +91,21 @@ def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, 
             {**w, "size": tuple(w["size"])}, ext.core("colliders").BuildContext())
         assert shape.sdf.__name__ == "sdf_box_container"
 
+
+
+def test_outflow_role_is_exported_and_removes_particles(ext, tank, tmp_path):
+    assert "outflows" not in _build(ext, tank, tmp_path), "no Outflow: the scene as before"
+    # A 0.4 m box around the lower half of the 0.3 m Water cube (z 0.35-0.65), rotated and scaled.
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0, 0, 0.35), rotation=(0, 0, 0.3))
+    drain = bpy.context.object
+    drain.name, drain.sph.role, drain.scale = "Drain", 'OUTFLOW', (0.4, 0.4, 0.3)
+    data = _build(ext, tank, tmp_path)
+    (item,) = data["outflows"]
+    assert item["type"] == "mesh" and item["name"] == "Drain" and item["path"] == "outflow_Drain.ply"
+    assert item["position"] == pytest.approx([0, 0, 0.35]) and item["rotation"] == pytest.approx([0, 0, 0.3])
+    assert (tmp_path / "in" / item["path"]).exists()
+    core_scene, simulation = ext.core("scene"), ext.core("simulation")
+    sim = simulation.Simulation(core_scene.parse_scene(data, tmp_path / "in"))
+    z = sim.state.x[:, 2]
+    # Water particles sit at z 0.375 .. 0.625: those below the drain's top (0.5) are gone at once.
+    assert len(z) > 0 and z.min() > 0.5 and sum(sim.state.removed.values()) == 6 * 6 * 3
