@@ -204,6 +204,10 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         gravity = (0.0, 0.0, 0.0)
     simulation = values(d, props.DOMAIN_SIMULATION)
     simulation["gravity"] = typed_value(gravity)
+    # Controls added since scene files were first written are left out at their defaults, so a file
+    # that does not use them exports the scene older versions wrote (and a bake they began resumes).
+    if simulation["time_scale"] == 1.0:
+        del simulation["time_scale"]
     data = {
         "format": FORMAT,
         "name": domain.name,
@@ -227,7 +231,8 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         data["colliders"].append({"type": "box_container", "name": domain.name,
                                   "position": typed_value([(a + b) / 2 for a, b in zip(lo, hi)]),
                                   "size": typed_value([b - a for a, b in zip(lo, hi)]),
-                                  **values(d, props.BORDER_SIDES), "friction": typed_value(d.wall_friction)})
+                                  **{k: v for k, v in values(d, props.BORDER_SIDES).items() if v},
+                                  **({"friction": typed_value(d.wall_friction)} if d.wall_friction else {})})
     out_dir.mkdir(parents=True, exist_ok=True)
     emitters = members(scene, 'FLUID') + members(scene, 'INFLOW')
     for ob in emitters:

@@ -38,7 +38,7 @@ def _walls(data: dict, name: str) -> list[dict]:
 
 def test_time_scale_is_exported(ext, tank, tmp_path):
     assert tank.sph.domain.time_scale == 1.0
-    assert _build(ext, tank, tmp_path)["simulation"]["time_scale"] == 1.0
+    assert "time_scale" not in _build(ext, tank, tmp_path)["simulation"], "the default: the scene as before"
     tank.sph.domain.time_scale = 0.25
     data = _build(ext, tank, tmp_path)
     assert data["simulation"]["time_scale"] == 0.25
@@ -49,12 +49,12 @@ def test_time_scale_is_exported(ext, tank, tmp_path):
 def test_borders_and_wall_friction_are_exported(ext, tank, tmp_path):
     d = tank.sph.domain
     (walls,) = _walls(_build(ext, tank, tmp_path), "Tank")
-    assert walls["size"] == [2.0, 2.0, 2.0] and walls["position"] == [0.0, 0.0, 1.0]
-    assert walls["friction"] == 0.0 and not any(walls[f"open_{s}"] for s in SIDES), "closed, as before"
+    assert walls == {"type": "box_container", "name": "Tank", "position": [0.0, 0.0, 1.0], "size": [2.0, 2.0, 2.0]}, \
+        "closed with no friction: the item older versions wrote"
     d.open_x_max, d.open_z_max, d.wall_friction = True, True, 0.5
     data = _build(ext, tank, tmp_path)
     (walls,) = _walls(data, "Tank")
-    assert {s for s in SIDES if walls[f"open_{s}"]} == {"x_max", "z_max"} and walls["friction"] == 0.5
+    assert {s for s in SIDES if walls.get(f"open_{s}")} == {"x_max", "z_max"} and walls["friction"] == 0.5
     assert data["domain"] == {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 2.0]}, "what leaves is removed"
     scene = ext.core("scene").parse_scene(data, tmp_path / "in")
     (kind, p), = scene.colliders
@@ -81,15 +81,16 @@ def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, 
     assert "time_scale" not in stored and "wall_friction" not in stored
     assert not any(f"open_{s}" in stored for s in SIDES)
     data = _build(ext, domain, tmp_path)
-    assert data["simulation"]["time_scale"] == 1.0
+    assert "time_scale" not in data["simulation"] and "outflows" not in data
     walls = _walls(data, domain.name)
     assert len(walls) == (1 if domain.sph.domain.closed_borders else 0)
     assert domain.sph.domain.closed_borders == (name != "honey_stool"), "the honey sample is open"
     for w in walls:
-        assert w["friction"] == 0.0 and not any(w[f"open_{s}"] for s in SIDES)
-        shape = ext.core("colliders").COLLIDERS["box_container"].build(
-            {**w, "size": tuple(w["size"])}, ext.core("colliders").BuildContext())
-        assert shape.sdf.__name__ == "sdf_box_container"
+        assert set(w) == {"type", "name", "position", "size"}, "the item older versions wrote"
+    colliders = ext.core("colliders")
+    for kind, p in ext.core("scene").parse_scene(data, tmp_path / "in").colliders:
+        if kind == "box_container":  # the closed tank's kernel, bit for bit
+            assert colliders.COLLIDERS[kind].build(p, colliders.BuildContext()).sdf.__name__ == "sdf_box_container"
 
 
 
