@@ -105,6 +105,9 @@ def test_outflow_role_is_exported_and_removes_particles(ext, tank, tmp_path):
     assert item["type"] == "mesh" and item["name"] == "Drain" and item["path"] == "outflow_Drain.ply"
     assert item["position"] == pytest.approx([0, 0, 0.35]) and item["rotation"] == pytest.approx([0, 0, 0.3])
     assert (tmp_path / "in" / item["path"]).exists()
+    # numba as a bake configures it (its cache in user storage, not the checkout's __pycache__,
+    # where kernels pickled under bl_ext.* would break the plain-Python runs of the checkout).
+    ext.sub("runtime").prepare_numba()
     core_scene, simulation = ext.core("scene"), ext.core("simulation")
     sim = simulation.Simulation(core_scene.parse_scene(data, tmp_path / "in"))
     z = sim.state.x[:, 2]
