@@ -18,8 +18,9 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .ages import MANIFEST_KEY as BIRTHS_KEY
 from .ages import Births
@@ -94,6 +95,8 @@ class PreparedBake:
     cache: CacheDir
     resume: bool = False  # continue from the cache's last checkpoint
     force: bool = False   # replace the bake the cache holds
+    # The bake's SDF folder (deferred ``SDFCache``) holding the fields preflight built: reused, not rebuilt.
+    sdf_cache: Any = field(default=None, compare=False)
 
 
 def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames: tuple[int, int] | None = None,
@@ -108,9 +111,12 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     frames : override of the scene's (frame_start, frame_end), applied before validation.
     resume, force : as in :func:`bake`.
     """
+    from .colliders.sdf_cache import SDFCache
+
     scene = _validated(scene, frames)
-    preflight(scene)
     cache = CacheDir(out_dir)
+    sdf_cache = SDFCache(cache.root / "sdf", deferred=True)
+    preflight(scene, sdf_cache)
     root = cache.root
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
@@ -148,7 +154,7 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
         if not os.access(parent, os.W_OK | os.X_OK):
             raise InputError(str(root), f"the output directory cannot be created ({parent} is not writable); "
                                         "choose another --out")
-    return PreparedBake(scene, cache, resume, force)
+    return PreparedBake(scene, cache, resume, force, sdf_cache)
 
 
 def _validated(scene: str | os.PathLike | Scene, frames: tuple[int, int] | None) -> Scene:
@@ -261,7 +267,7 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
     from .simulation import Simulation
 
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
-    sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf")
+    sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf", sdf_cache=prepared.sdf_cache)
     if resume:
         manifest = cache.read_manifest()
         arrays, meta = _checked_checkpoint(cache, manifest["checkpoint"], sim)

@@ -6,7 +6,8 @@ triangles (``list uchar int vertex_indices``). This is what Blender's Geometry
 Nodes *Import PLY* reads, with extra vertex properties becoming attributes.
 
 Reading: ``binary_little_endian``, ``binary_big_endian`` and ``ascii``; scalar
-vertex properties; a face element whose polygons are fan-triangulated. Other
+vertex properties; a face element (its ``vertex_indices`` list; other properties are read
+past) whose polygons are triangulated by ``polygons.triangulate`` (ear clipping). Other
 elements are skipped when their size can be known. Truncated or malformed files
 raise ``PlyError`` naming the file.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_open
+from .polygons import triangulate
 
 _PLY_TYPES = {
     "char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1",
@@ -42,7 +44,7 @@ class PlyData:
     Attributes
     ----------
     vertices : numpy structured array, one record per vertex, fields as in the file.
-    faces : (F, 3) int32 triangles (polygons fan-triangulated), or an empty (0, 3) array.
+    faces : (F, 3) int32 triangles (polygons triangulated, see ``polygons``), or an empty (0, 3) array.
     comments : header comment lines, without the ``comment`` keyword.
     """
 
@@ -156,12 +158,31 @@ def _parse_header(fh, name: str):
     return fmt, elements, comments
 
 
-def _triangulate(polys: list[np.ndarray]) -> np.ndarray:
-    tris = []
-    for p in polys:
-        for k in range(1, len(p) - 1):
-            tris.append((p[0], p[k], p[k + 1]))
-    return np.asarray(tris, dtype=np.int32).reshape(-1, 3)
+def _index_list(props: list) -> int:
+    """Position of a face element's corner list: ``vertex_indices`` (or ``vertex_index``, as some
+    exporters spell it), else its first list; texture coordinates or flags may come before it."""
+    lists = [k for k, p in enumerate(props) if p[0] == "list"]
+    named = [k for k in lists if props[k][1] in ("vertex_indices", "vertex_index")]
+    return (named or lists)[0]
+
+
+def _triangulate(polys: list[np.ndarray] | np.ndarray, vertices: np.ndarray, name: str) -> np.ndarray:
+    """(F, 3) int32 triangles of the face element's polygons, indices checked first.
+
+    Concave polygons are ear-clipped in their plane (``polygons.triangulate``), which
+    needs the positions; without x, y, z (not a mesh the colliders can use) they are fanned.
+    """
+    if isinstance(polys, np.ndarray):
+        flat = polys.ravel()
+    else:
+        flat = np.concatenate(polys) if polys else np.zeros(0, np.int64)
+    _check_faces(flat, len(vertices), name)
+    names = vertices.dtype.names or ()
+    if all(n in names for n in ("x", "y", "z")):
+        positions = np.column_stack([vertices["x"], vertices["y"], vertices["z"]])
+    else:
+        positions = np.zeros((len(vertices), 3))
+    return triangulate(polys, positions).astype(np.int32)
 
 
 def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
@@ -184,7 +205,7 @@ def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
         data = fh.read()
     pos = 0
     vertices = None
-    faces = np.zeros((0, 3), np.int32)
+    faces: list | np.ndarray = []
     for el_name, count, props in elements:
         if not any(p[0] == "list" for p in props):
             dt = np.dtype([(p[0], order + p[1]) for p in props])
@@ -205,12 +226,11 @@ def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
                        "match the file")
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
-    _check_faces(faces, len(vertices), name)
-    return PlyData(vertices, faces, comments)
+    return PlyData(vertices, _triangulate(faces, vertices, name), comments)
 
 
 def _read_list_element(data: bytes, pos: int, order: str, el_name: str, count: int, props: list, name: str):
-    """Read a binary element with list properties; return (its first list as triangles, new offset).
+    """Read a binary element with list properties; return (its corner lists, new offset).
 
     Scalar properties beside the lists (a face's flags or material index) are read past.
     Every record is assumed to have the first record's list lengths (what exporters write:
@@ -223,7 +243,7 @@ def _read_list_element(data: bytes, pos: int, order: str, el_name: str, count: i
         raise PlyError(f"{name}: truncated: element '{el_name}' claims {count} records, at least "
                        f"{smallest * count} bytes, but {len(data) - pos} are left")
     if count == 0:
-        return np.zeros((0, 3), np.int32), pos
+        return [], pos
     lengths, _ = _walk_record(data, pos, types, name)
     fields = []
     for k, t in enumerate(types):
@@ -232,19 +252,17 @@ def _read_list_element(data: bytes, pos: int, order: str, el_name: str, count: i
         else:
             fields.append((f"s{k}", t))
     rec = np.dtype(fields)
-    first_list = next(k for k, p in enumerate(props) if p[0] == "list")
+    first_list = _index_list(props)
     if pos + rec.itemsize * count <= len(data):
         arr = np.frombuffer(data, dtype=rec, count=count, offset=pos)
         if all(np.all(arr[f"n{k}"] == n) for k, n in lengths.items()):
-            items = arr[f"v{first_list}"].reshape(count, -1).astype(np.int64)
-            return _triangulate(list(items)) if items.shape[1] != 3 else items.astype(np.int32), \
-                pos + rec.itemsize * count
+            return arr[f"v{first_list}"].reshape(count, -1).astype(np.int64), pos + rec.itemsize * count
     polys = []
     for _ in range(count):
         lengths, items = _walk_record(data, pos, types, name)
         pos = items.pop()
         polys.append(items[first_list])
-    return _triangulate(polys), pos
+    return polys, pos
 
 
 def _walk_record(data: bytes, pos: int, types: list, name: str) -> tuple[dict[int, int], list]:
@@ -272,28 +290,27 @@ def _read_ascii(fh, elements, comments, name) -> PlyData:
     words = fh.read().split()
     pos = 0
     vertices = None
-    faces = np.zeros((0, 3), np.int32)
+    faces: list = []
     try:
         for el_name, count, props in elements:
             if any(p[0] == "list" for p in props):
                 polys = []
+                corners = _index_list(props)
                 for _ in range(count):
-                    first = None
-                    for p in props:
+                    for k, p in enumerate(props):
                         if p[0] != "list":
                             pos += 1
                             continue
                         n = int(words[pos])
                         if n < 0 or pos + 1 + n > len(words):
                             raise PlyError(f"{name}: truncated in element '{el_name}'")
-                        if first is None:
-                            first = np.array(words[pos + 1:pos + 1 + n], dtype=np.int64)
+                        if k == corners:
+                            polys.append(np.array(words[pos + 1:pos + 1 + n], dtype=np.int64))
                         pos += 1 + n
-                    polys.append(first)
                 if pos > len(words):
                     raise PlyError(f"{name}: truncated in element '{el_name}'")
                 if el_name == "face":
-                    faces = _triangulate(polys)
+                    faces = polys
                 continue
             dt = np.dtype([(p[0], p[1]) for p in props])
             nprop = len(props)
@@ -310,10 +327,10 @@ def _read_ascii(fh, elements, comments, name) -> PlyData:
         raise PlyError(f"{name}: malformed ascii body ({exc})") from None
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
-    _check_faces(faces, len(vertices), name)
-    return PlyData(vertices, faces, comments)
+    return PlyData(vertices, _triangulate(faces, vertices, name), comments)
 
 
 def _check_faces(faces: np.ndarray, nv: int, name: str) -> None:
+    """Raise PlyError if a corner index is outside the vertex element."""
     if faces.size and (faces.min() < 0 or faces.max() >= nv):
         raise PlyError(f"{name}: face index out of range (0..{nv - 1})")

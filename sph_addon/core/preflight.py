@@ -6,15 +6,21 @@ built, no particle placed):
 
 * every referenced mesh is read (each frame's file of a deforming collider)
   and must have faces and finite coordinates;
-* the distance grid of every mesh collider is sized from its bounding box;
+* the distance grid of every mesh collider is sized from its bounding box, clipped to the domain
+  as the collider moves over the bake (``colliders.reach``, ``colliders.sdf_clip``);
 * the particles' and the grids' memory must fit ``simulation.memory_budget_mb``;
 * no source may start faster than ``simulation.max_speed``, nor so fast that the
-  substeps allowed let it cross more than two support radii in one (the bake
+  substeps allowed let it cross more than four support radii in one (the bake
   would stop at its first frame, exit 3, after writing its cache);
 * a particle falling from rest for one frame must keep the CFL rule within the
   substeps allowed (``fps`` of 0.001 makes a frame last 1000 s);
 * the total work, particles × substeps × frames, must stay under
-  :data:`MAX_WORK` (a bake that would take months is refused).
+  :data:`MAX_WORK` (a bake that would take months is refused);
+* no collider's solid may hold most of the particles the volume sources create
+  (a container mesh wound inward without ``flip_normals`` deleted all the
+  fluid, exit 0). This one places the sources' particles and builds the field
+  of each mesh collider that could hold them (its bounding box holds most of
+  them), through the bake's SDF cache, so the bake reuses it.
 
 The bake runs it in ``bake.prepare`` (command line and Blender operators alike),
 so ``validate`` saying "valid" means the bake starts.
@@ -39,9 +45,6 @@ PARTICLE_STEPS_PER_SECOND = 7.5e5
 # Largest total work accepted: particles x substeps x frames. 1e13 is about 150 days at the rate
 # above, and still two weeks on a node ten times faster: such a bake cannot finish in practice.
 MAX_WORK = 1e13
-# Largest distance grid a mesh collider may ask for, in nodes, before its bytes are even estimated
-# (int64 products of larger dimensions overflow). 2**40 nodes is 4 TiB of float32.
-_MAX_GRID_NODES = 2**40
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,15 @@ class Estimate:
         return self.work / PARTICLE_STEPS_PER_SECOND
 
 
-def preflight(scene: Scene) -> Estimate:
+def preflight(scene: Scene, sdf_cache=None) -> Estimate:
     """Check what ``parse_scene`` cannot check field by field; return the bake's estimate.
+
+    Parameters
+    ----------
+    scene : the validated scene.
+    sdf_cache : ``colliders.sdf_cache.SDFCache`` for the mesh fields built here (the bake's,
+        deferred, so a bake refused here writes nothing and a bake that starts reuses them);
+        None builds them without keeping them.
 
     Raises
     ------
@@ -108,6 +118,7 @@ def preflight(scene: Scene) -> Estimate:
                                       f"frames = {estimate.work:.2g} particle-steps, over the limit of "
                                       f"{MAX_WORK:.0e} (about {took}); shorten the frame range, raise "
                                       "particle_spacing or lower simulation.max_substeps")
+    _check_sources_free(scene, sdf_cache)
     return estimate
 
 
@@ -157,16 +168,19 @@ def _check_substeps(scene: Scene) -> int:
 
 def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], int]:
     """Read every mesh collider's files; the largest grid of each and their bytes in total."""
-    from .colliders.mesh_collider import mesh_settings
+    from .colliders.mesh_collider import check_grid_budget, mesh_settings
     from .colliders.mesh_files import frame_file, resolve_mesh_path
     from .colliders.mesh_io import load_mesh
-    from .colliders.sdf_mesh import estimate_sdf_bytes, grid_dims
+    from .colliders.motion import motion_from_scene
+    from .colliders.reach import scene_reach
 
+    budget = scene.simulation["memory_budget_mb"] * 2**20
     grids, total = [], 0
     for k, (kind, p) in enumerate(scene.colliders):
         if kind != "mesh":
             continue
         settings = mesh_settings(p, scene.particle_spacing)
+        reach = scene_reach(scene, motion_from_scene(p, scene.frame_start))  # as Simulation clips the grid
         frames = range(scene.frame_start, scene.frame_end + 1) if p["deforming"] else (scene.frame_start,)
         largest, largest_bytes, seen = None, -1, set()
         for frame in frames:
@@ -179,23 +193,95 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
             if not np.isfinite(vertices).all() or np.abs(vertices).max() > config.MAX_MAGNITUDE:
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
-            dims = grid_dims(vertices, cell_size=settings["cell_size"], padding=settings["padding"],
-                             thickness=settings["thickness"], mode=settings["mode"])
-            nodes = math.prod(int(n) for n in dims)
-            need = estimate_sdf_bytes(dims, len(triangles)) if nodes <= _MAX_GRID_NODES else math.inf
+            dims, need = check_grid_budget(vertices, triangles, settings, budget, f"colliders[{k}]", text,
+                                           reach=reach)
             if need > largest_bytes:
-                largest, largest_bytes = tuple(int(n) for n in dims), need
-            budget = scene.simulation["memory_budget_mb"] * 2**20
-            if need > budget:
-                shape = "x".join(str(int(n)) for n in dims)
-                raise InputError(f"colliders[{k}].cell_size",
-                                 f"the distance grid of {text} would be {shape} nodes at cell size "
-                                 f"{settings['cell_size']:g} m, about {_mib(need)} MiB, over the memory budget of "
-                                 f"{budget / 2**20:,.0f} MiB; raise cell_size or simulation.memory_budget_mb")
+                largest, largest_bytes = dims, need
         grids.append((f"colliders[{k}]", largest))
         total += largest_bytes
     return grids, total
 
 
-def _mib(nbytes: float) -> str:
-    return "more than 4,000,000" if math.isinf(nbytes) else f"{nbytes / 2**20:,.0f}"
+# Share of the sources' particles inside one collider's solid from which the scene is refused:
+# "most" of them; a source overlapping a wall a little is normal, the bake drops those particles.
+SWALLOWED_SHARE = 0.5
+# Particles tested at most (evenly strided): the share, not each particle, is what matters.
+_SWALLOW_SAMPLE = 100_000
+
+
+def _check_sources_free(scene: Scene, sdf_cache=None) -> None:
+    """Refuse a collider whose solid would hold most of the volume sources' particles.
+
+    The test is the bake's own: a particle is dropped at the start when its signed
+    distance to a collider at ``frame_start`` is below a quarter spacing
+    (``Simulation._free_of_colliders``).
+    """
+    from .colliders import COLLIDERS, BuildContext
+    from .colliders.motion import motion_from_scene
+    from .colliders.reach import scene_reach
+    from .colliders.response import distances
+    from .sources import fill_volume
+
+    budget = int(scene.simulation["memory_budget_mb"] * 2**20)
+    spacing = scene.particle_spacing
+    filled = [fill_volume(kind, p, spacing, scene.base_dir, f"sources[{k}]", budget)
+              for k, (kind, p) in enumerate(scene.sources) if kind != "inflow"]
+    pts = np.concatenate(filled) if filled else np.zeros((0, 3))
+    if not len(pts):
+        return
+    pts = pts[::math.ceil(len(pts) / _SWALLOW_SAMPLE)]
+    frame = scene.frame_start
+    for k, (kind, p) in enumerate(scene.colliders):
+        rot, pos = motion_from_scene(p, frame).transform(frame)
+        local = np.ascontiguousarray((pts - pos) @ rot)
+        if kind == "mesh" and np.mean(_in_mesh_box(scene, p, local)) <= SWALLOWED_SHARE:
+            continue  # cannot hold most of them: no field to build
+        # Clipped as Simulation clips it, so the bake finds this field in the SDF cache.
+        ctx = BuildContext(base_dir=scene.base_dir, where=f"colliders[{k}]", spacing=spacing, frame=frame,
+                           memory_budget=budget, sdf_cache=sdf_cache,
+                           reach=scene_reach(scene, motion_from_scene(p, scene.frame_start)))
+        shape = COLLIDERS[kind].build(p, ctx)
+        d = np.empty(len(local))
+        distances(shape.sdf, shape.params, shape.grid, local, d)
+        share = float(np.mean(d < 0.25 * spacing))
+        if share > SWALLOWED_SHARE:
+            raise InputError(f"colliders[{k}]", f"its inside covers the sources: {share:.0%} of the particles they "
+                                                f"would create lie in its solid and would be deleted; "
+                                                f"{_swallow_remedy(scene, kind, p)}")
+
+
+def _mesh_at_start(scene: Scene, p: dict):
+    """(vertices, triangles) of a mesh collider's file at ``frame_start``."""
+    from .colliders.mesh_files import frame_file, resolve_mesh_path
+    from .colliders.mesh_io import load_mesh
+
+    text, _ = frame_file(p, scene.frame_start)
+    return load_mesh(resolve_mesh_path(scene.base_dir, text))
+
+
+def _in_mesh_box(scene: Scene, p: dict, local: np.ndarray) -> np.ndarray:
+    """Mask of local points within a mesh collider's bounding box grown by its thickness and a cell."""
+    from .colliders.mesh_collider import mesh_settings
+
+    settings = mesh_settings(p, scene.particle_spacing)
+    if settings["flip_normals"]:
+        return np.ones(len(local), bool)  # the solid is the outside: any point may be in it
+    vertices, _ = _mesh_at_start(scene, p)
+    grow = settings["thickness"] + settings["cell_size"]
+    return np.all((local >= vertices.min(axis=0) - grow) & (local <= vertices.max(axis=0) + grow), axis=1)
+
+
+def _swallow_remedy(scene: Scene, kind: str, p: dict) -> str:
+    """What to do about a collider swallowing the sources, from what it is."""
+    if kind == "box":
+        return "move the sources out of it, or use a box_container to keep particles inside a box"
+    if kind != "mesh" or p["mode"] != "solid":
+        return "move the sources out of it"
+    if p["flip_normals"]:
+        return "unset flip_normals if the mesh is a solid object, or move the sources"
+    vertices, triangles = _mesh_at_start(scene, p)
+    a, b, c = (vertices[triangles[:, i]] for i in range(3))
+    if np.einsum("ij,ij->i", a, np.cross(b, c)).sum() < 0:  # 6 x the signed volume (divergence theorem)
+        return "its faces point inward, as a container's do: set flip_normals to keep the particles inside it"
+    return "set flip_normals if the mesh is a container meant to hold them, or move the sources"
+

@@ -76,11 +76,13 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
                           "seconds (0.5: slow motion at half speed); rates, speeds and ages stay in physical "
                           "seconds, frame numbers (inflow ranges, collider keyframes) stay the timeline's."),
     Parameter("substeps", 0, "", 0, 10000, label="Substeps",
-              description="Steps per frame; 0 chooses them each frame from the fastest particle (CFL)."),
+              description="Steps per frame; 0 chooses them each frame from the fastest particle or moving "
+                          "collider surface, rotation included (CFL)."),
     Parameter("max_substeps", 64, "", 1, 10000, description="Upper bound of automatic substeps."),
     Parameter("min_substeps", 2, "", 1, 10000, description="Lower bound of automatic substeps."),
     Parameter("cfl", 1.0, "", 0.01, 10.0, label="CFL Number",
-              description="Largest distance a particle may travel in one substep, in particle spacings."),
+              description="Largest distance a particle or a moving collider's surface may travel in one "
+                          "substep, in particle spacings."),
     Parameter("support_factor", 2.0, "", 1.2, 5.0, label="Interaction Radius",
               description="h / particle spacing: the interaction radius h of Clavet's kernels."),
     Parameter("max_speed", 100.0, "m/s", 1e-3, 1e6,

@@ -43,6 +43,7 @@ from .solvers import SOLVERS
 from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
 from .sources import Inflow, fill_volume
 from .state import ParticleState
+from .walls import Walls
 
 log = logging.getLogger(__name__)
 
@@ -68,61 +69,6 @@ class FrameStats:
                 **self.extra, "sdf_build_s": round(self.sdf_build_s, 6)}
 
 
-class Walls:
-    """The colliders as they stand at one time, queried by the models (``StepContext.walls``)."""
-
-    def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]]):
-        self.placed = placed
-        # (collider index, positions, velocity changes) the models' boundary terms gave particles.
-        self.given: list[tuple[int, np.ndarray, np.ndarray]] = []
-
-    def received(self, x: np.ndarray, dv: np.ndarray) -> None:
-        """Record the velocity changes ``dv`` (n,3) that the colliders' boundary terms gave the
-        particles at ``x``; each particle's goes to its nearest collider (``Simulation`` adds the
-        equal and opposite impulse to that collider's contact report)."""
-        moved = np.flatnonzero(np.any(dv != 0.0, axis=1))
-        if not len(moved):
-            return
-        pts = np.ascontiguousarray(x[moved])
-        dists = np.stack([self._distance_to(c, rot, pos, pts) for c, rot, pos in self.placed])
-        nearest = np.argmin(dists, axis=0)
-        for k in range(len(self.placed)):
-            mine = moved[nearest == k]
-            if len(mine):
-                self.given.append((k, x[mine], dv[mine]))
-
-    def static(self) -> Walls | None:
-        """The colliders that never move (None if there are none): the walls whose velocity is zero
-        (the implicit viscosity's no-slip term holds fluid at the wall's velocity)."""
-        placed = [p for p in self.placed if not p[0].moving and p[0].rebuild is None]
-        return Walls(placed) if placed else None
-
-    @staticmethod
-    def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
-        from .colliders.response import distances
-
-        d = np.empty(len(points))
-        distances(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray((points - pos) @ rot), d)
-        return d
-
-    def distance(self, points: np.ndarray) -> np.ndarray:
-        """(k,) signed distance (m) from each point to the nearest collider surface, negative inside."""
-        best = np.full(len(points), np.inf)
-        for c, rot, pos in self.placed:
-            np.minimum(best, self._distance_to(c, rot, pos, points), out=best)
-        return best
-
-    def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
-        """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``)."""
-        from .colliders.response import solid_share
-
-        share = np.zeros((len(centres), len(offsets)))
-        for c, rot, pos in self.placed:
-            solid_share(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
-                        np.ascontiguousarray(pos, np.float64), centres, offsets, spacing, share)
-        return share
-
-
 class Simulation:
     """The particle world of one scene, advanced frame by frame.
 
@@ -144,13 +90,17 @@ class Simulation:
         passes ``DIR/sdf``); None builds every field. Fields found there are read at
         once; new ones are written only from the first :meth:`advance_frame` on, so
         setting up a scene that turns out to be bad input writes nothing.
+    sdf_cache : an ``SDFCache`` of that folder already holding fields (the one ``preflight``
+        filled), used instead of a new one.
     """
 
-    def __init__(self, scene: Scene, sdf_cache_dir: str | os.PathLike | None = None):
+    def __init__(self, scene: Scene, sdf_cache_dir: str | os.PathLike | None = None, sdf_cache=None):
         from .colliders.sdf_cache import SDFCache
 
         self.scene = scene
-        self.sdf_cache = SDFCache(Path(sdf_cache_dir), deferred=True) if sdf_cache_dir is not None else None
+        if sdf_cache is None and sdf_cache_dir is not None:
+            sdf_cache = SDFCache(Path(sdf_cache_dir), deferred=True)
+        self.sdf_cache = sdf_cache
         self._sdf_build_s = 0.0
         self.spacing = scene.particle_spacing
         self.h = scene.h
@@ -174,6 +124,7 @@ class Simulation:
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
                                                                                 self.colliders))
+        self._overlaps = 0  # particles left inside a collider this frame (colliders/overlaps.py)
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
@@ -227,16 +178,21 @@ class Simulation:
         return int(self.scene.simulation["memory_budget_mb"] * 2**20)
 
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
+        from .colliders.reach import scene_reach
+
         ctype = COLLIDERS[kind]
+        motion = motion_from_scene(p, self.scene.frame_start)
+        reach = scene_reach(self.scene, motion)  # mesh grids are clipped to it
         ctx = BuildContext(base_dir=self.scene.base_dir, where=f"colliders[{k}]", spacing=self.spacing,
-                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache)
+                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache,
+                           reach=reach)
         shape = self._timed_build(ctype.build, p, ctx)
         rebuild = None
         if ctype.deforming(p):
             def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
                 return build(p, dataclasses.replace(ctx, frame=frame))
         return Collider(
-            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion_from_scene(p, self.scene.frame_start),
+            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion,
             friction=p["friction"], stickiness=p["stickiness"],
             stick_distance=p["stick_distance"] if p["stick_distance"] > 0 else 0.5 * self.spacing,
             continuous=p["continuous"], rebuild=rebuild)
@@ -344,12 +300,22 @@ class Simulation:
         if self._dv.shape != x.shape:
             self._dv = np.zeros(x.shape)
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
+        poses0 = [c.transform(f0) for c in self.colliders]
+        poses1 = [c.transform(f1) for c in self.colliders]
+        # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
+        touched = np.zeros(len(x), bool) if len(self.colliders) > 1 else None
         for k, c in enumerate(self.colliders):
-            r0, t0 = c.transform(f0)
-            r1, t1 = c.transform(f1)
+            (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             self._add_contact(k, x, self._dv, t1)
+            if touched is not None:
+                touched |= (self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0)
+        if touched is not None and touched.any():
+            from .colliders.overlaps import separate
+
+            self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
+                                       np.flatnonzero(touched), self.radius, dt, self._add_contact)
         if idx is not None:
             st.x[idx] = x
 
@@ -377,7 +343,11 @@ class Simulation:
 
     # -- frames ---------------------------------------------------------------------------
     def substeps_for_frame(self) -> int:
-        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed."""
+        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed.
+
+        Moving colliders count with the fastest point of their surface (``Collider.surface_speed``:
+        translation plus rotation), so a spinning paddle's tip keeps the CFL rule too.
+        """
         frame_dt = self.scene.frame_time
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
@@ -387,11 +357,8 @@ class Simulation:
             vmax = max(vmax, inflow.speed)
         for c in self.colliders:
             if c.moving:
-                fr = self.frame
-                _, p0 = c.transform(fr)
-                _, p1 = c.transform(fr + 1)
-                # Keyframes are per timeline frame: slow motion slows the collider in physical time.
-                vmax = max(vmax, float(np.linalg.norm(p1 - p0)) * self.scene.physics_fps)
+                # Keyframes are per timeline frame: slow motion speeds the collider up in physical time.
+                vmax = max(vmax, c.surface_speed(self.frame, self.scene.physics_fps, self.state.x, self.h))
         return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
 
     def advance_frame(self) -> FrameStats:
@@ -437,6 +404,8 @@ class Simulation:
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
+        if len(self.colliders) > 1:
+            extra["collider_overlaps"], self._overlaps = self._overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, sdf_build_s, extra)

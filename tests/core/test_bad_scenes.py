@@ -35,6 +35,16 @@ _deep_list = "[" * 5000 + "]" * 5000
 _deep_object = '{"a":' * 3000 + "1" + "}" * 3000
 _long_number = json.dumps(scene_dict()).replace('"particle_spacing": 0.05', '"particle_spacing": ' + "9" * 5000)
 
+def _box_with_stray_vertex() -> bytes:
+    """ASCII body of a unit box and one sliver triangle out to a vertex 5 km away."""
+    from reference.analytic_sdf import box_mesh
+
+    v, t = box_mesh()
+    v = np.vstack([v, [5000.0, 0.0, 0.0]])
+    t = np.vstack([t, [0, 1, 8]])
+    return ("".join(f"{x} {y} {z}\n" for x, y, z in v) + "".join(f"3 {a} {b} {c}\n" for a, b, c in t)).encode()
+
+
 # (id, scene file content (bytes, str or dict), extra files {name: bytes}, what the message must contain)
 CASES = [
     ("nested-lists", _deep_list, {}, "more than 64 levels deep"),
@@ -81,6 +91,11 @@ CASES = [
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
      {**{f"m_{f:04d}.ply": (MESHES / "plane_quad.ply").read_bytes() for f in (1, 3)}, "m_0002.ply": b"ply\n"},
      "colliders[0].path: "),
+    # Issue 12: one vertex 5 km away made the grid huge and the message blamed cell_size.
+    ("stray-vertex", _mesh_collider("m.ply"), {"m.ply": _PLY_HEAD + b"element vertex 9\n" + _TRIANGLE
+                                                + b"element face 13\nproperty list uchar int vertex_indices\n"
+                                                + b"end_header\n" + _box_with_stray_vertex()},
+     "colliders[0].path: the distance grid of m.ply would be"),
     ("grid-over-memory-budget", scene_dict(simulation={"memory_budget_mb": 2},
                                            colliders=[{"type": "mesh", "path": "big.ply", "mode": "shell",
                                                        "cell_size": 0.001, "thickness": 0.001}]),
@@ -158,3 +173,18 @@ def test_ply_face_element_with_an_extra_property_is_read(tmp_path):
                      + b"\x04" + np.array([0, 1, 2, 3], "<i4").tobytes() + b"\x07"
                      + b"\x03" + np.array([0, 2, 3], "<i4").tobytes() + b"\x09")
     assert read_ply(path).faces.tolist() == [[0, 1, 2], [0, 2, 3], [0, 2, 3]]
+
+
+def test_stray_vertex_message_names_the_vertices_not_cell_size(tmp_path, write_scene):
+    (tmp_path / "m.ply").write_bytes(_PLY_HEAD + b"element vertex 9\n" + _TRIANGLE + b"element face 13\n"
+                                     b"property list uchar int vertex_indices\nend_header\n" + _box_with_stray_vertex())
+    code, _, err = run_main("validate", write_scene(_mesh_collider("m.ply")))
+    assert code == 2 and "1 of its 9 vertices lie up to 5e+03 m from the others, which span 1 x 1 x 1 m; remove " \
+                          "those stray vertices" in err, err
+    # A stray vertex no triangle uses does not count: the field is built over the triangles.
+    body = _box_with_stray_vertex().decode().splitlines()
+    (tmp_path / "m.ply").write_bytes(_PLY_HEAD + b"element vertex 9\n" + _TRIANGLE + b"element face 12\n"
+                                     b"property list uchar int vertex_indices\nend_header\n"
+                                     + "\n".join(body[:-1]).encode() + b"\n")
+    code, out, err = run_main("validate", write_scene(_mesh_collider("m.ply", position=[0, 0, -2])))
+    assert code == 0 and "valid" in out, err

@@ -241,7 +241,9 @@ def test_resume_with_mesh_files_relative_to_the_scene(tmp_path, write_scene):
     mesh.write_bytes((REPO / "tests" / "data" / "meshes" / "box_dup_flipped.ply").read_bytes())
     scene = write_scene(scene_dict(frame_end=3, particle_spacing=0.05,
                                    materials=[{"name": "water", "preset": "water"}],
-                                   sources=[{"type": "mesh", "material": "water", "path": "box.ply"}]),
+                                   sources=[{"type": "mesh", "material": "water", "path": "box.ply"}],
+                                   # A tank around the unit box (the default one would hold 8 % of it).
+                                   colliders=[{"type": "box_container", "size": [1.2, 1.2, 1.2]}]),
                         "scene/scene.json")
     out = tmp_path / "elsewhere" / "cache"
     r = cli("bake", scene, "--out", out, "--frames", "1-2", "--quiet")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import scene_dict
+from conftest import run_main, scene_dict
 from reference.analytic_sdf import box_mesh
 
 from sph_addon.core.bake import bake
 from sph_addon.core.cache import CacheDir
 from sph_addon.core.colliders import sdf_cache
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import write_ply
+from sph_addon.core.plyio import read_ply, write_ply
 from sph_addon.core.scene import load_scene, parse_scene
 from sph_addon.core.simulation import Simulation
 
@@ -77,6 +77,8 @@ def _bad_mesh_files(tmp_path: Path) -> None:
     _ply(tmp_path / "nan.ply", nan, t)
     flat = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0]], float)
     _ply(tmp_path / "flat.ply", flat, [[0, 1, 2]])
+    _ply(tmp_path / "tiny.ply", *box_mesh((-0.01,) * 3, (0.01,) * 3))
+    _ply(tmp_path / "wall.ply", *box_mesh((-0.5, -0.5, -0.015), (0.5, 0.5, 0.015)))
 
 
 @pytest.mark.parametrize("collider, where, pattern", [
@@ -84,6 +86,11 @@ def _bad_mesh_files(tmp_path: Path) -> None:
     ({"type": "mesh", "path": "nan.ply"}, "colliders[1].path", "NaN"),
     ({"type": "mesh", "path": "flat.ply"}, "colliders[1].path", "zero area"),
     ({"type": "mesh", "path": "plane_quad.ply"}, "colliders[1].path", "encloses no volume.*shell"),
+    # Issue 12: closed meshes thinner than a cell were called open, with hole_closing as the fix.
+    ({"type": "mesh", "path": "tiny.ply"}, "colliders[1].cell_size",
+     r"closed, but no grid node falls inside it at cell size 0.05 m .*smallest extent is 0.02 m.*lower cell_size "
+     r"\(now 0.05 m\) below half its thinnest part"),
+    ({"type": "mesh", "path": "wall.ply"}, "colliders[1].cell_size", r"closed, .*smallest extent is 0.03 m"),
     ({"type": "mesh", "path": "plane_quad.ply", "mode": "shell", "thickness": 0.01}, "colliders[1].thickness",
      "at least one cell"),
     ({"type": "mesh", "path": "box_dup_flipped.ply", "cell_size": 0.004}, "colliders[1].cell_size",
@@ -113,6 +120,59 @@ def test_mesh_source_errors_name_the_source(tmp_path):
         bake(scene, out)
     assert err.value.where == "sources[0].path"
     assert not out.exists()
+
+
+def test_closed_tank_with_wide_hole_closing_keeps_its_particles(tmp_path):
+    """Issue 12: hole_closing of 3 cells (0.06 m at 0.02 m) turned the whole grid inside and the tank
+    deleted every particle, exit 0."""
+    tank = {"type": "mesh", "path": "box_dup_flipped.ply", "flip_normals": True, "cell_size": 0.02,
+            "hole_closing": 0.06}
+    source = {"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.3]}
+    sim = Simulation(load_scene(_scene(tmp_path, colliders=[tank], sources=[source])))
+    assert sim.state.n == 216
+    sim.advance_frame()
+    assert sim.state.n == 216 and np.abs(sim.state.x).max() < 0.5
+
+
+_WATER_IN_THE_BOX = {"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.3]}
+
+
+@pytest.mark.parametrize("collider, remedy", [
+    ({"type": "mesh", "path": "inward.ply"}, "its faces point inward, as a container's do: set flip_normals"),
+    ({"type": "mesh", "path": "box_internal_face.ply"}, "set flip_normals if the mesh is a container"),
+    ({"type": "sphere", "radius": 1.0}, "move the sources out of it"),
+])
+def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, collider, remedy):
+    """Issue 12: a container mesh wound inward without flip_normals deleted all the fluid, exit 0,
+    after validate had said valid with an estimate of its particles."""
+    v, t = box_mesh()
+    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    scene = _scene(tmp_path, colliders=[{"type": "plane", "position": [0, 0, -2]}, collider],
+                   sources=[_WATER_IN_THE_BOX])
+    before = sorted(tmp_path.iterdir())
+    for args in (("validate", scene), ("bake", scene, "--out", tmp_path / "out", "--quiet")):
+        code, _, err = run_main(*args)
+        assert code == 2, err
+        assert err.startswith("error: colliders[1]: its inside covers the sources: 100% of the particles") and \
+            remedy in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.iterdir()) == before, "nothing may be written"
+
+
+def test_the_same_container_with_flip_normals_keeps_its_particles(tmp_path, monkeypatch):
+    v, t = box_mesh()
+    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    scene = _scene(tmp_path, colliders=[{"type": "mesh", "path": "inward.ply", "flip_normals": True}],
+                   sources=[_WATER_IN_THE_BOX])
+    code, out, err = run_main("validate", scene)
+    assert code == 0 and "about 216 particles" in out, err
+    builds = []
+    real = sdf_cache.build_mesh_sdf
+    monkeypatch.setattr(sdf_cache, "build_mesh_sdf", lambda *a, **kw: builds.append(1) or real(*a, **kw))
+    code, _, err = run_main("bake", scene, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, err
+    assert len(read_ply(tmp_path / "out" / "particles" / "particles_0002.ply").vertices) == 216
+    assert len(list((tmp_path / "out" / "sdf").glob("sdf_*.npz"))) == 1
+    assert len(builds) == 1, "the bake reuses the field its preflight built"
 
 
 # --------------------------------------------------------------------------- SDF cache in the bake

@@ -15,6 +15,7 @@ from reference.analytic_sdf import (
     box_sdf,
     brute_unsigned,
     cube_sphere,
+    open_tank_mesh,
     sphere_sdf,
     torus_mesh,
     torus_sdf,
@@ -152,6 +153,24 @@ def test_sphere_with_small_hole_keeps_its_inside():
     assert (_field("sphere_hole.ply", cell_size=0.05).grid < -0.4).any()
     assert (_field("sphere_hole.ply", cell_size=0.03).grid >= -1e-9).all()
     assert _d(_field("sphere_hole.ply", cell_size=0.03, hole_closing=0.05), (0, 0, 0))[0] < -0.45
+
+
+@pytest.mark.parametrize("hole_closing", [0.0, 0.02, 0.06])
+def test_hole_closing_wider_than_the_margin_keeps_the_signs(hole_closing):
+    """Issue 12: the exterior flood starts from grid nodes farther than hole_closing from the
+    surface; with a margin of 2 cells only, 0.06 m at 1 cm cells turned the whole grid inside."""
+    box = build_mesh_sdf(*box_mesh((-0.2,) * 3, (0.2,) * 3), cell_size=0.01, padding=0.0,
+                         hole_closing=hole_closing)
+    d = _d(box, (0, 0, 0), (0.15, 0.1, 0.0), (0.3, 0.0, 0.0), (0.0, -0.25, 0.25))
+    assert d[:2] == pytest.approx([-0.2, -0.05], abs=0.006)  # the nodes are up to half a cell off centre
+    assert d[2:] == pytest.approx([0.1, np.sqrt(2) * 0.05], abs=0.006)
+    assert np.isfinite(box.grid).all()
+    # A thick-walled tank open at the top: its cavity (0.4 m wide) stays exterior, its walls solid.
+    tank = build_mesh_sdf(*open_tank_mesh(), cell_size=0.01, padding=0.0, hole_closing=hole_closing)
+    d = _d(tank, (0, 0, 0.15), (0.1, 0.1, 0.06), (0.225, 0.0, 0.15), (0.0, 0.0, 0.025), (0.5, 0, 0.15))
+    assert d[0] == pytest.approx(0.1, abs=0.006) and d[1] > 0  # water goes here
+    assert d[2] == pytest.approx(-0.025, abs=0.006) and d[3] == pytest.approx(-0.025, abs=0.006)
+    assert d[4] == pytest.approx(0.25, abs=0.006)
 
 
 def test_single_quad_plane_in_shell_mode_collides_from_both_sides():

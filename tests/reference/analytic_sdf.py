@@ -63,6 +63,19 @@ def box_mesh(lo=(-0.5, -0.5, -0.5), hi=(0.5, 0.5, 0.5)):
     return v, np.array(t, np.int64)
 
 
+def open_tank_mesh(outer=0.25, inner=0.2, floor=0.05, height=0.3):
+    """Thick-walled tank open at the top, a closed surface: outer box [-outer, outer]^2 x [0, height]
+    minus the cavity [-inner, inner]^2 x [floor, height]; 16 vertices, 28 triangles."""
+    vo, to = box_mesh((-outer, -outer, 0.0), (outer, outer, height))
+    vi, ti = box_mesh((-inner, -inner, floor), (inner, inner, height))
+    top = [(4, 5, 7), (4, 7, 6)]  # box_mesh's z = hi face, left open on both boxes
+    keep = [tri for tri in map(tuple, to) if tri not in top]
+    t = keep + [tuple(c + 8 for c in tri) for tri in map(tuple, ti) if tri not in top]
+    for a, b in ((4, 5), (5, 7), (7, 6), (6, 4)):  # the rim joins the two top squares
+        t += [(a, b, b + 8), (a, b + 8, a + 8)]
+    return np.concatenate([vo, vi]), np.array(t, np.int64)
+
+
 def torus_mesh(nu: int, nv: int, R: float = 1.0, r: float = 0.35):
     """Torus around z: nu x nv quads, 2 nu nv triangles."""
     u = np.linspace(0, 2 * np.pi, nu, endpoint=False)

@@ -53,6 +53,9 @@ class Shape:
     params: np.ndarray
     grid: np.ndarray = field(default_factory=lambda: np.zeros((1, 1, 1), np.float32))
     build_s: float = 0.0
+    # Largest distance of the surface from the local origin, m (inf: unbounded, a plane). A spinning
+    # collider's surface moves at up to |ω| times this (Simulation.substeps_for_frame).
+    radius: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class BuildContext:
     frame : the frame whose shape is wanted (deforming meshes have one per frame).
     memory_budget : bytes; a distance grid over it is refused.
     sdf_cache : ``sdf_cache.SDFCache`` reusing fields across bakes and frames, or None.
+    reach : (lo, hi) box of the local frame particles can reach over the bake, m
+        (``reach.domain_in_local_frame``); None: unbounded. Mesh grids are clipped to it.
     """
 
     base_dir: Path = Path(".")
@@ -75,12 +80,18 @@ class BuildContext:
     frame: int = 1
     memory_budget: int = config.DEFAULT_MEMORY_BUDGET
     sdf_cache: Any = None
+    reach: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def _analytic(name: str, *values: float) -> Shape:
+def _analytic(name: str, *values: float, radius: float = math.inf) -> Shape:
     from . import sdf_analytic
 
-    return Shape(getattr(sdf_analytic, name), np.asarray(values, np.float64))
+    return Shape(getattr(sdf_analytic, name), np.asarray(values, np.float64), radius=radius)
+
+
+def _box(name: str, size) -> Shape:
+    half = [0.5 * s for s in size]
+    return _analytic(name, *half, radius=math.hypot(*half))
 
 
 # The faces of a box_container, in the order of sdf_box_open's flags; (name, label).
@@ -95,9 +106,11 @@ OPEN_SIDE_PARAMETERS: tuple[Parameter, ...] = tuple(
 
 def _container(p: dict[str, Any], ctx: BuildContext) -> Shape:
     half = [0.5 * s for s in p["size"]]
-    flags = [1.0 if p[par.name] else 0.0 for par in OPEN_SIDE_PARAMETERS]
+    # .get: a builder called with unresolved fields (tests, scripts) gets the declared default, closed.
+    flags = [1.0 if p.get(par.name, par.default) else 0.0 for par in OPEN_SIDE_PARAMETERS]
     if not any(flags):
-        return _analytic("sdf_box_container", *half)  # the closed tank, bit for bit as before open faces
+        return _box("sdf_box_container", p["size"])  # the closed tank, bit for bit as before open faces
+    # Beyond the box the solid's surface runs along the open faces' planes: unbounded (radius inf).
     return _analytic("sdf_box_open", *half, *flags)
 
 
@@ -143,7 +156,7 @@ COLLIDERS: dict[str, ColliderType] = {
     "box": ColliderType(
         (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None,
                    description="Full extents along local X, Y, Z."),),
-        lambda p, ctx: _analytic("sdf_box", *(0.5 * s for s in p["size"])),
+        lambda p, ctx: _box("sdf_box", p["size"]),
         "A solid box centred on its position."),
     "box_container": ColliderType(
         (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None,
@@ -155,7 +168,7 @@ COLLIDERS: dict[str, ColliderType] = {
         "of an open top; beside a `domain` of the same box, what leaves is removed."),
     "sphere": ColliderType(
         (Parameter("radius", 0.5, "m", 1e-6, None, description="Radius."),),
-        lambda p, ctx: _analytic("sdf_sphere", p["radius"]),
+        lambda p, ctx: _analytic("sdf_sphere", p["radius"], radius=p["radius"]),
         "A solid ball centred on its position."),
     "mesh": ColliderType(MESH_PARAMETERS, _build_mesh, MESH_DESCRIPTION, list_fields=("frame_paths",),
                          check=check_mesh_files, deforming=is_deforming),
@@ -208,3 +221,32 @@ class Collider:
     def moving(self) -> bool:
         """Whether the collider's pose may change (``motion.moving``)."""
         return self.motion.moving
+
+    def surface_speed(self, frame: float, fps: float, points: np.ndarray, margin: float) -> float:
+        """Fastest speed of the collider's surface where it may meet ``points`` from ``frame`` to the next, m/s.
+
+        The origin's speed plus |ω| R, with ω the rotation over the frame (its angle on the shortest
+        arc, as ``motion`` interpolates: at most half a turn per frame between keys) and R the
+        largest distance from the origin of the surface (``Shape.radius``) or of the points
+        (particles, grown by how far the origin moves and ``margin``, m), whichever is smaller.
+
+        Parameters
+        ----------
+        frame : float. fps : frames per second.
+        points : (n, 3) float64 world positions of the particles, m.
+        margin : m, added to the points' distance (a support radius: a particle reaches that far).
+        """
+        r0, p0 = self.transform(frame)
+        r1, p1 = self.transform(frame + 1)
+        shift = float(np.linalg.norm(p1 - p0))
+        speed = shift * fps
+        if np.array_equal(r0, r1):
+            return speed
+        angle = math.acos(min(1.0, max(-1.0, 0.5 * (float(np.trace(r1 @ r0.T)) - 1.0))))
+        reach = self.shape.radius
+        if len(points):
+            d = points - p0
+            reach = min(reach, math.sqrt(float(np.max(np.einsum("ij,ij->i", d, d)))) + shift + margin)
+        elif math.isinf(reach):
+            reach = 0.0
+        return speed + angle * fps * reach

@@ -34,7 +34,9 @@ MESH_DESCRIPTION = (
     "`shell`: the surface gets a thickness and collides from both sides (single planes, cloth, open "
     "bowls). Deforming meshes list one file per frame: `path` with `{frame:04d}`, or `frame_paths`, a "
     "list of `{frame, path}` (each frame uses the last entry at or before it); the field is rebuilt "
-    "every frame and the time it takes is reported as `sdf_build_s` in the frame stats.")
+    "every frame and the time it takes is reported as `sdf_build_s` in the frame stats. With a `domain`, "
+    "the grid covers only the part of the mesh the domain reaches over the bake, seen from the moving "
+    "collider (plus the padding and 4 cells).")
 
 MESH_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("path", "", label="Mesh File",
@@ -46,8 +48,8 @@ MESH_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("cell_size", 0.0, "m", 0.0, 10.0, label="Resolution",
               description="Cell size of the distance grid; 0 uses half the particle spacing."),
     Parameter("padding", 0.0, "m", 0.0, 100.0,
-              description="Extra margin of the grid around the mesh; at least 2 cells (plus the "
-                          "thickness of a shell) are always kept."),
+              description="Extra margin of the grid around the mesh; at least 2 cells are always kept, "
+                          "plus a shell's thickness or a solid's hole_closing beyond one cell."),
     Parameter("thickness", 0.0, "m", 0.0, 10.0, label="Thickness",
               description="Shell: half-thickness on each side of the surface, 0 uses the particle "
                           "spacing, at least the cell size. Solid: inflates the solid (0 = none)."),

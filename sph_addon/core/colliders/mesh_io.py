@@ -1,11 +1,12 @@
 """Loading triangle meshes for colliders and sources: PLY and OBJ, numpy only.
 
-PLY goes through ``sph_addon.core.plyio.read_ply`` (which fan-triangulates
-polygons). OBJ is read here: ``v`` and ``f`` lines, face corners as ``v``,
-``v/vt``, ``v/vt/vn`` or ``v//vn``, 1-based or negative (relative) indices,
-polygons fan-triangulated; every other statement (``vt``, ``vn``, ``o``, ``g``,
+PLY goes through ``sph_addon.core.plyio.read_ply``. OBJ is read here: ``v`` and
+``f`` lines, face corners as ``v``, ``v/vt``, ``v/vt/vn`` or ``v//vn``, 1-based
+or negative (relative) indices; every other statement (``vt``, ``vn``, ``o``, ``g``,
 ``usemtl``, ``s``, ``l``, ...) is ignored. Errors are ``InputError`` naming the
-file (and line for OBJ).
+file (and line for OBJ). Polygons of both formats are triangulated by
+``core.polygons.triangulate``: ear clipping in the polygon's plane, so a concave
+face (an L-shaped wall) covers exactly its own area.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..plyio import PlyError, read_ply
+from ..polygons import triangulate
 
 
 def load_mesh(path: str | os.PathLike, where: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +81,7 @@ def _obj_index(token: str, nv: int, where: str, lineno: int) -> int:
 
 
 def read_obj(path: str | os.PathLike, where: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Read vertices and (fan-triangulated) faces from a Wavefront OBJ file.
+    """Read vertices and (triangulated, see ``polygons.triangulate``) faces from a Wavefront OBJ file.
 
     Parameters
     ----------
@@ -97,8 +99,10 @@ def read_obj(path: str | os.PathLike, where: str | None = None) -> tuple[np.ndar
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputError(where, f"cannot read {path.name} ({exc.strerror}).") from exc
+    if not text:
+        raise InputError(where, f"{path.name}: the file is empty (0 bytes); export the mesh again.")
     verts: list[tuple[float, float, float]] = []
-    tris: list[tuple[int, int, int]] = []
+    polys: list[list[int]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
@@ -112,9 +116,6 @@ def read_obj(path: str | os.PathLike, where: str | None = None) -> tuple[np.ndar
         elif words[0] == "f":
             if len(words) < 4:
                 raise InputError(where, f"line {lineno}: a face needs at least 3 corners.")
-            idx = [_obj_index(w, len(verts), where, lineno) for w in words[1:]]
-            for k in range(1, len(idx) - 1):
-                tris.append((idx[0], idx[k], idx[k + 1]))
+            polys.append([_obj_index(w, len(verts), where, lineno) for w in words[1:]])
     v = np.asarray(verts, np.float64).reshape(-1, 3)
-    t = np.asarray(tris, np.int64).reshape(-1, 3)
-    return v, t
+    return v, triangulate(polys, v)

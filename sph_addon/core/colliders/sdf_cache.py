@@ -25,7 +25,7 @@ from .sdf_mesh import MeshSDF, build_mesh_sdf
 log = logging.getLogger(__name__)
 
 # Bump when the builder changes its output for the same input, so old files miss.
-FORMAT_VERSION = "sph_addon.sdf_mesh/1"
+FORMAT_VERSION = "sph_addon.sdf_mesh/2"  # 2: the solid grid margin grows with hole_closing
 
 
 def sdf_key(vertices: np.ndarray, triangles: np.ndarray, settings: dict) -> str:
@@ -42,10 +42,22 @@ def sdf_key(vertices: np.ndarray, triangles: np.ndarray, settings: dict) -> str:
 
 
 def _settings(cell_size: float, padding: float, thickness: float, mode: str, flip_normals: bool,
-              hole_closing: float) -> dict:
+              hole_closing: float, reach=None) -> dict:
     """The build settings that change the field (the key's second half), in canonical types."""
-    return dict(cell_size=float(cell_size), padding=float(padding), thickness=float(thickness),
-                mode=str(mode), flip_normals=bool(flip_normals), hole_closing=float(hole_closing))
+    out = dict(cell_size=float(cell_size), padding=float(padding), thickness=float(thickness),
+               mode=str(mode), flip_normals=bool(flip_normals), hole_closing=float(hole_closing))
+    if reach is not None:
+        # Only when clipped, so the keys of whole-mesh fields stay those stored before clipping.
+        out["reach"] = [float(c) for c in np.concatenate([np.ravel(reach[0]), np.ravel(reach[1])])]
+    return out
+
+
+def _build_settings(settings: dict) -> dict:
+    """``build_mesh_sdf`` keywords from a key's settings."""
+    out = dict(settings)
+    if "reach" in out:
+        out["reach"] = (np.array(out["reach"][:3]), np.array(out["reach"][3:]))
+    return out
 
 
 def _keyable(v: np.ndarray, t: np.ndarray) -> bool:
@@ -68,7 +80,8 @@ def store_sdf(path: Path, key: str, sdf: MeshSDF) -> None:
 def cached_mesh_sdf(vertices, triangles, cache_dir: str | os.PathLike, *, cell_size: float,
                     padding: float, thickness: float = 0.0, mode: str = "solid",
                     flip_normals: bool = False, hole_closing: float = 0.0,
-                    memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh") -> MeshSDF:
+                    memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh",
+                    reach=None) -> MeshSDF:
     """``build_mesh_sdf`` through a cache directory.
 
     Parameters are those of ``build_mesh_sdf``, plus ``cache_dir`` (created if
@@ -76,19 +89,19 @@ def cached_mesh_sdf(vertices, triangles, cache_dir: str | os.PathLike, *, cell_s
     not change the field. Returns the cached field (``build_s`` is that of the
     original build) or builds, stores and returns a new one.
     """
-    settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing)
+    settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing, reach)
     v = np.asarray(vertices)
     t = np.asarray(triangles)
     if not _keyable(v, t):
         # Let the builder produce the proper InputError.
-        return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+        return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **_build_settings(settings))
     key = sdf_key(v, t, settings)
     path = cache_path(cache_dir, key)
     hit = _load(path, key)
     if hit is not None:
         log.debug("%s: SDF cache hit %s", where, path.name)
         return hit
-    sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+    sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **_build_settings(settings))
     store_sdf(path, key, sdf)
     log.debug("%s: SDF cached to %s", where, path)
     return sdf
@@ -117,20 +130,20 @@ class SDFCache:
 
     def get(self, vertices, triangles, *, cell_size: float, padding: float, thickness: float = 0.0,
             mode: str = "solid", flip_normals: bool = False, hole_closing: float = 0.0,
-            memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh") -> MeshSDF:
+            memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh", reach=None) -> MeshSDF:
         """The field of this mesh and settings, from the folder or freshly built (see ``build_mesh_sdf``)."""
-        settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing)
+        settings = _settings(cell_size, padding, thickness, mode, flip_normals, hole_closing, reach)
         v = np.asarray(vertices)
         t = np.asarray(triangles)
         if not _keyable(v, t):
-            return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+            return build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **_build_settings(settings))
         key = sdf_key(v, t, settings)
         path = cache_path(self.root, key)
         if path in self._pending:
             return self._pending[path][1]
         sdf = _load(path, key)
         if sdf is None:
-            sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **settings)
+            sdf = build_mesh_sdf(v, t, memory_budget=memory_budget, where=where, **_build_settings(settings))
         if self.deferred:
             self._pending[path] = (key, sdf)
         elif not path.is_file():

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError
+from .sdf_clip import barrier_nodes, clipped_layout, near_grid, restore
 from .sdf_grid import MeshSDF, sdf_grid
 from .sdf_sign import _build_solid
 from .sdf_unsigned import _unsigned
@@ -101,13 +102,23 @@ def _grid_layout(v: np.ndarray, h: float, pad: float) -> tuple[np.ndarray, np.nd
     return lo, dims
 
 
-def _padding(h: float, padding: float, thickness: float, mode: str) -> float:
-    """Grid margin actually used: boundary nodes must lie outside (solid) or beyond the shell."""
-    return max(float(padding), 2.0 * h + (thickness if mode == "shell" else 0.0))
+def _padding(h: float, padding: float, thickness: float, mode: str, hole_closing: float = 0.0) -> float:
+    """Grid margin actually used: boundary nodes must lie outside (solid) or beyond the shell.
+
+    The exterior flood of a solid starts from the boundary nodes farther than
+    ``tau = max(h / 2, hole_closing)`` from the surface: with a margin of 2 cells
+    only, a ``hole_closing`` over 2 cells left no seed and the whole grid came
+    out inside. A margin of ``h + hole_closing`` keeps every boundary node a
+    cell beyond the barrier; below a cell of ``hole_closing`` the grid is laid
+    out as before (2 cells).
+    """
+    if mode == "shell":
+        return max(float(padding), 2.0 * h + thickness)
+    return max(float(padding), h + max(h, float(hole_closing)))
 
 
 def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 0.0,
-              mode: str = "solid") -> np.ndarray:
+              mode: str = "solid", hole_closing: float = 0.0, reach=None) -> np.ndarray:
     """Nodes per axis ``build_mesh_sdf`` would allocate for these settings (before any work).
 
     An upper bound: the builder lays the grid over the vertices of its
@@ -118,14 +129,18 @@ def grid_dims(vertices, *, cell_size: float, padding: float, thickness: float = 
     ----------
     vertices : (n, 3) float, finite
         Vertex positions (m).
-    cell_size, padding, thickness, mode : as in ``build_mesh_sdf``.
+    cell_size, padding, thickness, mode, hole_closing, reach : as in ``build_mesh_sdf``.
 
     Returns
     -------
     (3,) int64
     """
     h = float(cell_size)
-    return _grid_layout(np.asarray(vertices, np.float64), h, _padding(h, padding, thickness, mode))[1]
+    v = np.asarray(vertices, np.float64)
+    pad = _padding(h, padding, thickness, mode, hole_closing)
+    if reach is None:
+        return _grid_layout(v, h, pad)[1]
+    return clipped_layout(v.min(axis=0), v.max(axis=0), h, pad, reach)[1]
 
 
 def estimate_sdf_bytes(dims, n_triangles: int) -> int:
@@ -136,7 +151,8 @@ def estimate_sdf_bytes(dims, n_triangles: int) -> int:
 
 def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thickness: float = 0.0,
                    mode: str = "solid", flip_normals: bool = False, hole_closing: float = 0.0,
-                   memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh") -> MeshSDF:
+                   memory_budget: int = config.DEFAULT_MEMORY_BUDGET, where: str = "mesh",
+                   reach=None) -> MeshSDF:
     """Sample a triangle mesh's signed distance on a grid (Clavet 2005, section 6.1).
 
     Parameters
@@ -150,7 +166,8 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
         Grid spacing (m).
     padding : float
         Margin around the mesh bounding box (m). Raised to at least
-        ``2 * cell_size`` (solid; the boundary nodes must be outside) or
+        ``cell_size + max(cell_size, hole_closing)`` (solid: the exterior flood
+        starts from boundary nodes beyond the ``hole_closing`` barrier) or
         ``thickness + 2 * cell_size`` (shell).
     thickness : float
         Shell half-thickness (m): ``mode="shell"`` gives ``d = u - thickness``.
@@ -171,6 +188,9 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
         Bytes; a grid whose estimate exceeds it is refused before allocation.
     where : str
         Name for error messages (JSON path or file name).
+    reach : (lo, hi) of (3,) floats, or None
+        Box particles can reach, in the mesh's frame (m): the grid is clipped to it, grown by
+        the padding and a few cells (``sdf_clip``); None covers the whole mesh.
 
     Returns
     -------
@@ -195,8 +215,21 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
     if not keep.all():
         log.info("%s: ignoring %d zero-area triangles of %d", where, int((~keep).sum()), len(t))
         tv = tv[keep]
-    pad = _padding(h, padding, thickness, mode)
-    origin, dims = _grid_layout(v[np.unique(t[keep])], h, pad)
+    pad = _padding(h, padding, thickness, mode, hole_closing)
+    used = v[np.unique(t[keep])]
+    cut = None
+    if reach is None:
+        origin, dims = _grid_layout(used, h, pad)
+    else:
+        origin, dims, cut = clipped_layout(used.min(axis=0), used.max(axis=0), h, pad, reach)
+        everything, tv = tv, tv[near_grid(tv, origin, h, dims)]
+        if not len(tv):
+            # No surface within reach: the whole mesh then decides nothing, but its field must
+            # still be finite and signed; the unclipped grid gives that (rare: a far-away mesh).
+            log.info("%s: no surface within the domain; the grid covers the whole mesh", where)
+            return build_mesh_sdf(vertices, triangles, cell_size=cell_size, padding=padding,
+                                  thickness=thickness, mode=mode, flip_normals=flip_normals,
+                                  hole_closing=hole_closing, memory_budget=memory_budget, where=where)
     need = estimate_sdf_bytes(dims, len(tv))
     if need > memory_budget:
         raise InputError(where, f"the distance grid {dims[0]}x{dims[1]}x{dims[2]} at cell size {h:g} m "
@@ -207,8 +240,15 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
     if mode == "shell":
         grid = (np.sqrt(dist2) - thickness).astype(np.float32)
     else:
-        grid = _build_solid(tv, origin, h, dims, dist2, ids, start, items, tlo, thi, block,
-                            max(0.5 * h, float(hole_closing)), where)
+        tau = max(0.5 * h, float(hole_closing))
+        barrier = None if cut is None or not cut.any() else barrier_nodes(everything, origin, h, dims, cut,
+                                                                            dist2, tau * tau)
+        if barrier is not None:
+            saved = dist2[barrier]
+            dist2[barrier] = tau * tau
+        grid = _build_solid(tv, origin, h, dims, dist2, ids, start, items, tlo, thi, block, tau, where)
+        if barrier is not None:
+            restore(grid, barrier, saved)
         if thickness:
             grid -= np.float32(thickness)
     if flip_normals:

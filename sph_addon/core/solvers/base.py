@@ -126,7 +126,7 @@ class StepContext(WorldView):
     next_id : one past the largest id ever given (size of the id map).
     resize : ``resize(name, width)`` widens a (n, w) per-particle array, new columns
         at its declared fill (the model then reads it again from ``arrays``).
-    walls : the colliders as they stand at the end of the substep (``simulation.Walls``:
+    walls : the colliders as they stand at the end of the substep (``walls.Walls``:
         ``distance(points)``, ``solid_share(centres, offsets, spacing)``); None without colliders.
     """
 

@@ -169,7 +169,7 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
         sweep, measured as a steady elongation of a zero-gravity drop under surface tension).
     rho, rho_near : (n,) float64 out: each particle's densities when it was relaxed.
     wall_dx : (n,3) float64, accumulated: the displacement the colliders gave each particle
-        (the colliders receive it equal and opposite: ``simulation.Walls.received``).
+        (the colliders receive it equal and opposite: ``walls.Walls.received``).
     """
     inv_h = 1.0 / h
     nb = bucket_start.shape[0] - 1

@@ -169,6 +169,26 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _cache_surface_settings(cache_dir: Path) -> SurfaceSettings:
+    """The surface settings of the scene a cache was baked from (InputError naming what is unusable)."""
+    if not cache_dir.is_dir():
+        raise InputError(str(cache_dir), "not a directory")
+    scene_file = cache_dir / "scene.json"
+    if not scene_file.exists():
+        raise InputError(str(scene_file), "missing (the cache's scene file)")
+    scene = read_json(scene_file, "cache's scene file")
+    if not isinstance(scene, dict):
+        raise InputError(str(scene_file), "expected a JSON object")
+    return surface_settings(scene)
+
+
+def _meshing_stopped(frame: int, exc: OSError) -> StorageError:
+    """Exit 3 for a write the storage refused (a full disk, a size limit): how to go on."""
+    what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
+    return StorageError(frame, f"meshing stopped at frame {frame}: {what}; free space (or raise the limit), then "
+                               "run mesh again (the frames already meshed are kept and skipped)")
+
+
 def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None, jobs: int = 1,
                force: bool = False, progress: Callable[[int, int, int], None] | None = None) -> dict:
     """Mesh the frames of a cache directory.
@@ -198,17 +218,9 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
     """
     t_start = time.perf_counter()
     cache_dir = Path(cache_dir)
-    if not cache_dir.is_dir():
-        raise InputError(str(cache_dir), "not a directory")
     if jobs < 1:
         raise InputError("jobs", f"must be at least 1, got {jobs}")
-    scene_file = cache_dir / "scene.json"
-    if not scene_file.exists():
-        raise InputError(str(scene_file), "missing (the cache's scene file)")
-    scene = read_json(scene_file, "cache's scene file")
-    if not isinstance(scene, dict):
-        raise InputError(str(scene_file), "expected a JSON object")
-    settings = surface_settings(scene)
+    settings = _cache_surface_settings(cache_dir)
     available = _available_frames(cache_dir)
     if not available:
         raise InputError(str(cache_dir), f"no particle files ({PARTICLES_DIR}/particles_####.ply)")
@@ -270,10 +282,7 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
                     except (OSError, ValueError) as exc:
                         record(frame, None, 0.0, exc)
     if storage is not None:
-        frame, exc = storage
-        what = f"cannot write {exc.filename} ({exc.strerror})" if exc.filename else f"cannot write ({exc.strerror})"
-        raise StorageError(frame, f"meshing stopped at frame {frame}: {what}; free space (or raise the limit), "
-                                  "then run mesh again (the frames already meshed are kept and skipped)")
+        raise _meshing_stopped(*storage)
     report["meshed"].sort()
     report["skipped"].sort()
     report["failed"] = dict(sorted(report["failed"].items()))

@@ -1,0 +1,161 @@
+"""Contacts against several colliders at once: no collider may push a particle into another.
+
+``response.collide`` resolves one collider at a time (Clavet 2005, thesis
+Algorithm 7, lines 12-15, loops over the objects the same way). Each push-out
+moves a particle along *that* collider's normal, which may lead into another
+collider: a paddle whose side face lies against a tank's wall pushes the water
+caught beside it out through the wall; with the order reversed the wall pushes
+it back into the paddle. The thesis does not treat several objects in contact.
+
+:func:`separate` runs after the per-collider pass, on the particles that pass
+moved (only they can have been pushed into another collider):
+
+1. up to :data:`ROUNDS` rounds of projection: every collider pushes out the
+   particles whose centre lies inside its solid (d < 0), to the contact
+   distance, as ``response`` does. Alternating projections converge where the
+   colliders leave room (a floor and a box standing on it);
+2. a particle still inside a solid after that is caught between colliders
+   closing on it, and no projection can free it (the two normals oppose each
+   other). It is put back on the side it came from: its position at the start
+   of the step, carried by the rigid motion of one of the colliders (a particle
+   swept by a paddle moves on with the paddle), whichever candidate lies
+   farthest outside every solid; that collider receives the reaction. A particle that is inside a solid even there
+   (two colliders interpenetrating around it) is counted, and the count is
+   reported in the frame statistics (``collider_overlaps``).
+
+The test is the centre (d < 0), not the contact zone (d < particle radius): two
+colliders closer together than a particle diameter leave a gap no particle fits
+in, and a particle there must stay in the gap, not be squeezed through either.
+
+Every displacement is reported to the collider that made it (its velocity
+change Δx/Δt, added to its contact report), so the impulses stay the sum of
+what each collider gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numba import njit, prange
+
+from .. import config
+from .response import _push_out, _to_local, distances
+
+# Projection rounds before a particle counts as caught. Where colliders leave room (a box tilted
+# on a floor) projections converge within a round or two; on the paddle sweeping a tank
+# (tests/core/test_collider_overlaps.py) no particle that the first round did not free was freed
+# by later ones (474 caught with 1, 3 or 6 rounds): they alternate between two opposing faces.
+ROUNDS = 3
+
+
+@njit(**config.NJIT_FUNCARG_PARALLEL)
+def push_out_of_solid(sdf, params, grid, r1, t1, x, idx, radius, inv_dt, dv):
+    """Push particles ``idx`` whose centre is inside the collider's solid out to the contact distance.
+
+    The push of ``response.collide`` (Clavet 2005, thesis Algorithm 7, line 15),
+    without its impulse: only positions are corrected.
+
+    Parameters
+    ----------
+    sdf, params, grid : the collider's field (signature of ``sdf_analytic``).
+    r1 : (3,3) float64 rotation (local -> world) at the end of the step.
+    t1 : (3,) float64 translation at the end of the step, m.
+    x : (n,3) float64 positions, m; rows ``idx`` mutated.
+    idx : (k,) int64 particles to test.
+    radius : particle radius, m. inv_dt : 1 / step, 1/s.
+    dv : (k,3) float64, overwritten: each tested particle's velocity change, m/s (0 if not pushed).
+    """
+    for s in prange(idx.shape[0]):
+        i = idx[s]
+        dv[s, 0] = 0.0
+        dv[s, 1] = 0.0
+        dv[s, 2] = 0.0
+        px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
+        if sdf(params, grid, px, py, pz)[0] >= 0.0:
+            continue
+        ox = x[i, 0]
+        oy = x[i, 1]
+        oz = x[i, 2]
+        # As in collide: in a concave edge or corner each push may meet a new nearest face.
+        for _ in range(3):
+            _push_out(sdf, params, grid, r1, t1, x, i, radius)
+        dv[s, 0] = (x[i, 0] - ox) * inv_dt
+        dv[s, 1] = (x[i, 1] - oy) * inv_dt
+        dv[s, 2] = (x[i, 2] - oz) * inv_dt
+
+
+Pose = tuple[np.ndarray, np.ndarray]
+# report(k, x, dv, center): add to collider k's contact report the reaction to velocity
+# changes dv (m/s) of particles at x, torque about center (Simulation._add_contact).
+Report = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+def _depths(shapes, poses1: Sequence[Pose], points: np.ndarray) -> np.ndarray:
+    """(colliders, k) signed distance (m) of world points to each collider at the end of the step."""
+    out = np.empty((len(shapes), len(points)))
+    for k, (shape, (r1, t1)) in enumerate(zip(shapes, poses1)):
+        distances(shape.sdf, shape.params, shape.grid, np.ascontiguousarray((points - t1) @ r1), out[k])
+    return out
+
+
+def separate(shapes, poses0: Sequence[Pose], poses1: Sequence[Pose], x: np.ndarray, x_prev: np.ndarray,
+             idx: np.ndarray, radius: float, dt: float, report: Report) -> int:
+    """Free particles ``idx`` that one collider pushed into another (module docstring).
+
+    Parameters
+    ----------
+    shapes : each collider's ``Shape``.
+    poses0, poses1 : each collider's (R local -> world, t) at the start and end of the step.
+    x : (n,3) float64 positions after the per-collider pass, m; mutated.
+    x_prev : (n,3) float64 positions at the start of the step, m.
+    idx : (k,) int64 particles the per-collider pass moved.
+    radius : particle radius, m. dt : step, s.
+    report : receives every collider's share of the displacements.
+
+    Returns
+    -------
+    int
+        Particles left with their centre inside a solid (caught between interpenetrating colliders).
+    """
+    inv_dt = 1.0 / dt
+    active = np.ascontiguousarray(idx, np.int64)
+    for _ in range(ROUNDS):
+        dv = np.empty((len(active), 3))
+        moved = np.zeros(len(active), bool)
+        for k, (shape, (r1, t1)) in enumerate(zip(shapes, poses1)):
+            push_out_of_solid(shape.sdf, shape.params, shape.grid, r1, t1, x, active, radius, inv_dt, dv)
+            pushed = (dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0)
+            if pushed.any():
+                report(k, x[active[pushed]], dv[pushed], t1)
+                moved |= pushed
+        active = active[moved]
+        if not len(active):
+            return 0
+    inside = _depths(shapes, poses1, x[active]).min(axis=0) < 0.0
+    caught = active[inside]
+    if not len(caught):
+        return 0
+    return _put_back(shapes, poses0, poses1, x, x_prev, caught, inv_dt, report)
+
+
+def _put_back(shapes, poses0, poses1, x, x_prev, caught, inv_dt, report) -> int:
+    """Move caught particles to their start position carried by one collider; return those still inside.
+
+    The collider whose motion carries a particle receives the reaction to the whole move.
+    """
+    here = x[caught]
+    best, best_clear = here.copy(), _depths(shapes, poses1, here).min(axis=0)
+    carrier = np.full(len(caught), -1)
+    start = x_prev[caught]
+    for k, ((r0, t0), (r1, t1)) in enumerate(zip(poses0, poses1)):
+        carried = ((start - t0) @ r0) @ r1.T + t1
+        clear = _depths(shapes, poses1, carried).min(axis=0)
+        better = clear > best_clear
+        best[better], best_clear[better], carrier[better] = carried[better], clear[better], k
+    dv = (best - here) * inv_dt
+    x[caught] = best
+    for k in np.unique(carrier[carrier >= 0]):
+        mine = carrier == k
+        report(int(k), best[mine], dv[mine], poses1[k][1])
+    return int(np.count_nonzero(best_clear < 0.0))

@@ -1,0 +1,68 @@
+"""The colliders as they stand at one time, as the material models see them (``StepContext.walls``).
+
+``Simulation`` places every collider at the end of a substep and hands the models
+this view: signed distances, the solid share of lattice cells (boundary density),
+and a record of the velocity changes the walls' boundary terms gave particles, so
+the colliders receive them equal and opposite in their contact reports.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .colliders import Collider
+
+
+class Walls:
+    """The colliders as they stand at one time, queried by the models (``StepContext.walls``)."""
+
+    def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]]):
+        self.placed = placed
+        # (collider index, positions, velocity changes) the models' boundary terms gave particles.
+        self.given: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def received(self, x: np.ndarray, dv: np.ndarray) -> None:
+        """Record the velocity changes ``dv`` (n,3) that the colliders' boundary terms gave the
+        particles at ``x``; each particle's goes to its nearest collider (``Simulation`` adds the
+        equal and opposite impulse to that collider's contact report)."""
+        moved = np.flatnonzero(np.any(dv != 0.0, axis=1))
+        if not len(moved):
+            return
+        pts = np.ascontiguousarray(x[moved])
+        dists = np.stack([self._distance_to(c, rot, pos, pts) for c, rot, pos in self.placed])
+        nearest = np.argmin(dists, axis=0)
+        for k in range(len(self.placed)):
+            mine = moved[nearest == k]
+            if len(mine):
+                self.given.append((k, x[mine], dv[mine]))
+
+    def static(self) -> Walls | None:
+        """The colliders that never move (None if there are none): the walls whose velocity is zero
+        (the implicit viscosity's no-slip term holds fluid at the wall's velocity)."""
+        placed = [p for p in self.placed if not p[0].moving and p[0].rebuild is None]
+        return Walls(placed) if placed else None
+
+    @staticmethod
+    def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
+        from .colliders.response import distances
+
+        d = np.empty(len(points))
+        distances(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray((points - pos) @ rot), d)
+        return d
+
+    def distance(self, points: np.ndarray) -> np.ndarray:
+        """(k,) signed distance (m) from each point to the nearest collider surface, negative inside."""
+        best = np.full(len(points), np.inf)
+        for c, rot, pos in self.placed:
+            np.minimum(best, self._distance_to(c, rot, pos, points), out=best)
+        return best
+
+    def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
+        """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``)."""
+        from .colliders.response import solid_share
+
+        share = np.zeros((len(centres), len(offsets)))
+        for c, rot, pos in self.placed:
+            solid_share(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
+                        np.ascontiguousarray(pos, np.float64), centres, offsets, spacing, share)
+        return share
