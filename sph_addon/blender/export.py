@@ -213,7 +213,7 @@ def to_metres(data: dict, u: float) -> None:
         _scale_fields(item, SOURCES[item["type"]], u)
         for key in item.get("keyframes", []):
             _scale_fields(key, INFLOW_KEY_PARAMETERS, u)
-    for item in data["colliders"]:
+    for item in data["colliders"] + data.get("outflows", []):
         params = COMMON_PARAMETERS + COLLIDERS[item["type"]].parameters
         _scale_fields(item, params, u)
         for key in item.get("keyframes", []):
@@ -272,6 +272,10 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         gravity = (0.0, 0.0, 0.0)
     simulation = values(d, props.DOMAIN_SIMULATION)
     simulation["gravity"] = typed_value(gravity)
+    # Controls added since scene files were first written are left out at their defaults, so a file
+    # that does not use them exports the scene older versions wrote (and a bake they began resumes).
+    if simulation["time_scale"] == 1.0:
+        del simulation["time_scale"]
     data = {
         "format": FORMAT,
         "name": domain.name,
@@ -290,11 +294,13 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
                "sources": domain.name}
     lo, hi = _world_bounds(domain)
     data["domain"] = {"min": lo, "max": hi}
-    if d.closed_borders:
+    if d.closed_borders and not all(getattr(d, p.name) for p in props.BORDER_SIDES):
         origins[f"colliders[{len(data['colliders'])}]"] = domain.name
         data["colliders"].append({"type": "box_container", "name": domain.name,
                                   "position": typed_value([(a + b) / 2 for a, b in zip(lo, hi)]),
-                                  "size": typed_value([b - a for a, b in zip(lo, hi)])})
+                                  "size": typed_value([b - a for a, b in zip(lo, hi)]),
+                                  **{k: v for k, v in values(d, props.BORDER_SIDES).items() if v},
+                                  **({"friction": typed_value(d.wall_friction)} if d.wall_friction else {})})
     out_dir.mkdir(parents=True, exist_ok=True)
     emitters = members(scene, 'FLUID') + members(scene, 'INFLOW')
     for ob in emitters:
@@ -319,9 +325,14 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
                     data["sources"][len(data["sources"]) - len(inflows):],
                     [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
                      if ob.sph.fluid.inherit_velocity != 0.0], unit)
-    found = _sample_motion(scene, motion, out_dir, frame_start, frame_end, data["fps"])
+    # Velocities the motion gives (inherit velocity) are per second of physics: fps / time scale.
+    found = _sample_motion(scene, motion, out_dir, frame_start, frame_end,
+                           data["fps"] / data["simulation"].get("time_scale", 1.0))
     if notes is not None:
         notes += found
+    for k, ob in enumerate(members(scene, 'OUTFLOW')):  # no key without Outflows: older files export as before
+        origins[f"outflows[{k}]"] = ob.name
+        data.setdefault("outflows", []).append(_outflow(ob, depsgraph, out_dir, unit))
     if unit != 1.0:
         to_metres(data, unit)
     return data, origins
@@ -373,6 +384,17 @@ def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
     return _clean_item(item)
+
+
+def _outflow(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
+    """A mesh outflow: the object's evaluated mesh in its scaled local frame, placed where it stands."""
+    co, tris = mesh_arrays(ob, depsgraph, "scaled")
+    if len(tris) == 0:
+        raise ExportError(ob.name, "the Outflow has no faces, so no volume; use a closed mesh")
+    name = f"outflow_{_safe(ob.name)}.ply"
+    _write_mesh(out_dir / name, co, tris, unit)
+    position, rotation = _transform(ob)
+    return _clean_item({"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation})
 
 
 def _clean_item(item: dict) -> dict:

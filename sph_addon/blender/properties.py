@@ -26,6 +26,7 @@ solids and two-way rigid coupling, which come later.)
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 
 import bpy
@@ -39,7 +40,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..core.colliders import COMMON_PARAMETERS
+from ..core.colliders import COMMON_PARAMETERS, OPEN_SIDE_PARAMETERS
 from ..core.colliders.mesh_files import MESH_PARAMETERS
 from ..core.params import Parameter
 from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
@@ -54,6 +55,9 @@ ROLES = (
     ("FLUID", "Fluid", "Filled with particles at the first frame (the mesh must enclose a volume)"),
     ("INFLOW", "Inflow", "Emits particles every frame along the object's -Z axis"),
     ("COLLIDER", "Collider", "A mesh particles collide with; may move or deform"),
+    # Appended: Blender stores this enum by position, so existing roles keep their numbers.
+    ("OUTFLOW", "Outflow", "Particles entering its volume are removed (a drain, the end of a channel); the mesh "
+                           "must enclose a volume"),
 )
 
 # 4.2 fails registration on this option (BLENDER_NOTES.md section 7); 4.5+ lets `//` paths
@@ -152,6 +156,15 @@ COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "paddi
 INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end",
                                    "nozzle_length", "inherit_velocity"))
 FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
+# The Domain's walls (Closed Borders) are a box_container: its open faces, and its friction under
+# the Domain's own name. Defaults (every side closed, no friction) are what files saved before
+# these settings baked with.
+BORDER_SIDES = OPEN_SIDE_PARAMETERS
+WALL_FRICTION = dataclasses.replace(
+    by_name(COMMON_PARAMETERS)["friction"], name="wall_friction", label="Wall Friction",
+    description="μ of the Domain's closed sides (Clavet eq. 6.3): 0 lets liquid slide along them, 1 makes "
+                "it stick tangentially.")
+DOMAIN_BORDERS = (*BORDER_SIDES, WALL_FRICTION)
 
 
 def model_label(name: str) -> str:
@@ -337,8 +350,10 @@ def _make_groups() -> list[type]:
                                                    "in scene units. Off: one Blender unit is one metre (files "
                                                    "baked before this setting with a unit scale other than 1)"),
         "closed_borders": BoolProperty(name="Closed Borders", default=True,
-                                       description="The domain box is a closed tank; otherwise particles "
-                                                   "leaving it are removed"),
+                                       description="The domain box is a tank whose sides are walls, except "
+                                                   "those set open below; off: every side is open (particles "
+                                                   "leaving the box are removed)"),
+        **_annotations(DOMAIN_BORDERS),
         "cache_directory": StringProperty(name="Cache Directory", subtype='DIR_PATH', default="//sph_cache",
                                           description="Where the bake is stored; '//' is relative to the "
                                                       ".blend file (keep it beside the file on farms)",

@@ -91,7 +91,6 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
         sub = col.column()
         sub.active = not d.use_scene_gravity
         sub.prop(d, "gravity")
-        col.prop(d, "closed_borders")
         col.prop(d, "use_unit_scale")
         _draw_bake(layout, context, ob)
 
@@ -165,6 +164,8 @@ def _domain_subpanel(idname: str, label: str, group, params, toggle: str = "") -
 
 SPH_PT_domain_simulation = _domain_subpanel("SPH_PT_domain_simulation", "Simulation", lambda d: d,
                                             props.DOMAIN_SIMULATION)
+SPH_PT_domain_borders = _domain_subpanel("SPH_PT_domain_borders", "Borders", lambda d: d, props.DOMAIN_BORDERS,
+                                         toggle="closed_borders")
 SPH_PT_domain_surface = _domain_subpanel("SPH_PT_domain_surface", "Surface", lambda d: d.surface,
                                          props.SURFACE_PARAMETERS, toggle="surface_enabled")
 
@@ -234,7 +235,7 @@ def clavet_constants(scene, ob) -> dict:
         else:
             gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
     h = sim["support_factor"] * spacing
-    frame_dt = scene.render.fps_base / scene.render.fps
+    frame_dt = sim["time_scale"] * scene.render.fps_base / scene.render.fps  # physical seconds per frame
     automatic = sim["substeps"] <= 0
     if automatic:
         at_rest = math.ceil(math.hypot(*gravity) * frame_dt**2 / (sim["cfl"] * spacing) - 1e-9)
@@ -295,8 +296,18 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
         _draw_params(self.layout, c, props.COLLIDER_COMMON + props.COLLIDER_MESH)
 
 
-_classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_surface, SPH_PT_material,
-            SPH_PT_material_derived, SPH_PT_collider)
+class SPH_PT_outflow(_RolePanel, bpy.types.Panel):
+    bl_label = "Outflow"
+    roles = ('OUTFLOW',)
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        col.label(text="Particles entering this object's volume are removed", icon='INFO')
+        col.label(text="(placed where it stands at the first frame; a closed mesh)")
+
+
+_classes = (SPH_PT_main, SPH_PT_domain, SPH_PT_domain_simulation, SPH_PT_domain_borders, SPH_PT_domain_surface,
+            SPH_PT_material, SPH_PT_material_derived, SPH_PT_collider, SPH_PT_outflow)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)

@@ -290,7 +290,7 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         # cache that says what it is, and that a plain bake or --resume starts again (prepare).
         cache.write_manifest(manifest)
         births = Births()
-        first_dt = 1.0 / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
+        first_dt = scene.simulation["time_scale"] / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
         derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
         manifest["derived"] = {name: c for name, c in derived.items() if c}
         stats = sim.check_and_stats()
@@ -351,7 +351,7 @@ def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, births: Birt
     if births is not None:
         births.record(frame, st.next_id)
         manifest[BIRTHS_KEY] = births.pairs
-        age = births.ages(st.ids, frame, sim.scene.fps)
+        age = births.ages(st.ids, frame, sim.scene.physics_fps)  # physical seconds, as velocities are
     cache.write_particles(frame, st.x, st.v, st.ids, st.material, sim.cache_fields(), age=age)
     if checkpoint:
         arrays, meta = sim.checkpoint()

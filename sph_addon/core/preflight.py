@@ -136,7 +136,7 @@ def _check_start_speeds(scene: Scene) -> None:
             raise InputError(f"sources[{k}].velocity",
                              f"{speed:.3g} m/s is above simulation.max_speed ({limit:g} m/s): the bake would "
                              "stop at its first frame as a blow-up; lower the velocity or raise max_speed")
-        travel = speed / (scene.fps * cap)
+        travel = speed * scene.simulation["time_scale"] / (scene.fps * cap)
         if travel > MAX_TRAVEL * scene.h:
             need = math.ceil(cap * travel / (MAX_TRAVEL * scene.h))
             raise InputError(f"sources[{k}].velocity",
@@ -151,15 +151,16 @@ def _check_substeps(scene: Scene) -> int:
     sim = scene.simulation
     fixed = sim["substeps"]
     cap = fixed if fixed > 0 else sim["max_substeps"]
-    frame_dt = 1.0 / scene.fps
+    frame_dt = scene.frame_time
     # After one frame of free fall a particle moves at g dt, so g dt^2 / n per substep of n; the CFL
     # rule bounds that by cfl spacings: n >= g dt^2 / (cfl s). The weakest bound any scene must meet.
     g = math.hypot(*sim["gravity"])
     need = g * frame_dt**2 / (sim["cfl"] * scene.particle_spacing)
     if need > cap:
         field = "simulation.substeps" if fixed > 0 else "simulation.max_substeps"
-        raise InputError(field, f"a frame lasts {frame_dt:.3g} s at fps {scene.fps:g}: a particle falling for "
-                                f"one frame would need about {math.ceil(need):,} substeps to move at most "
+        scaled = f" and time scale {sim['time_scale']:g}" if sim["time_scale"] != 1.0 else ""
+        raise InputError(field, f"a frame lasts {frame_dt:.3g} s at fps {scene.fps:g}{scaled}: a particle falling "
+                                f"for one frame would need about {math.ceil(need):,} substeps to move at most "
                                 f"{sim['cfl']:g} spacing per substep, over {field.split('.')[1]} ({cap}); raise "
                                 f"fps or {field.split('.')[1]}")
     return cap

@@ -26,6 +26,7 @@ from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
+from .outflows import parse_outflow
 from .params import Parameter, check_name, resolve, typed
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count, parse_inflow_keys
@@ -70,6 +71,10 @@ TOP_PARAMETERS: tuple[Parameter, ...] = (
 
 SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("gravity", (0.0, 0.0, -9.81), "m/s^2", description="Gravity acceleration (Z up)."),
+    Parameter("time_scale", 1.0, "", 1e-3, 1000.0, label="Time Scale",
+              description="Seconds of physics per second of the timeline: each frame advances time_scale / fps "
+                          "seconds (0.5: slow motion at half speed); rates, speeds and ages stay in physical "
+                          "seconds, frame numbers (inflow ranges, collider keyframes) stay the timeline's."),
     Parameter("substeps", 0, "", 0, 10000, label="Substeps",
               description="Steps per frame; 0 chooses them each frame from the fastest particle or moving "
                           "collider surface, rotation included (CFL)."),
@@ -95,7 +100,7 @@ DOMAIN_PARAMETERS: tuple[Parameter, ...] = (
 
 MATERIAL_KEYS = ("name", "model", "preset", "params")
 SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materials", "sources", "colliders",
-                                                  "domain", "surface", "diagnostics"}
+                                                  "domain", "surface", "diagnostics", "outflows"}
 # Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
 # springs (~24 slots of id + rest length) and the cache writer's float32 copy.
 _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
@@ -129,11 +134,22 @@ class Scene:
     base_dir: Path = field(default=Path("."))
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     diagnostics: dict[str, Any] = field(default_factory=dict)  # {"front": {...}} if asked (diagnostics.py)
+    outflows: tuple[tuple[str, dict[str, Any]], ...] = ()  # volumes that remove particles (outflows.py)
 
     @property
     def h(self) -> float:
         """Interaction radius h, m."""
         return self.simulation["support_factor"] * self.particle_spacing
+
+    @property
+    def frame_time(self) -> float:
+        """Physical time one frame advances, s: time_scale / fps."""
+        return self.simulation["time_scale"] / self.fps
+
+    @property
+    def physics_fps(self) -> float:
+        """Frames per physical second, fps / time_scale (fps itself at time_scale 1, bit for bit)."""
+        return self.fps / self.simulation["time_scale"]
 
     def material_index(self, name: str) -> int:
         for k, m in enumerate(self.materials):
@@ -142,7 +158,7 @@ class Scene:
         raise KeyError(name)
 
     def estimate_particles(self) -> int:
-        duration = (self.frame_end - self.frame_start + 1) / self.fps
+        duration = (self.frame_end - self.frame_start + 1) / self.physics_fps
         return sum(estimate_count(kind, p, self.particle_spacing, duration, self.base_dir, f"sources[{k}]")
                    for k, (kind, p) in enumerate(self.sources))
 
@@ -185,6 +201,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
+    outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
     domain = None
     if data.get("domain") is not None:
         domain = resolve(DOMAIN_PARAMETERS, data["domain"], "domain")
@@ -200,7 +217,8 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,
-                  base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")))
+                  base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")),
+                  outflows=tuple(outflows))
     _check_memory(scene)
     return scene
 

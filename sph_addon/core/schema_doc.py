@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .diagnostics import FRONT_PARAMETERS
+from .outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
 from .params import Parameter
 from .scene import (
     DOMAIN_PARAMETERS,
@@ -32,6 +33,16 @@ def _table(params: tuple[Parameter, ...]) -> list[str]:
     return rows
 
 
+def _outflows_section() -> list[str]:
+    return ["## `outflows` (list, optional)", "",
+            "Volumes that remove the particles entering them (counted in the manifest's `removed`, like the",
+            "particles leaving the `domain`): a particle is removed at the end of the substep in which its centre",
+            "is inside. Each item has a `type` (" + ", ".join(f"`{k}`" for k in OUTFLOW_KINDS) + "), the fields",
+            "below and the shape fields of the collider type of the same name (a `mesh` outflow: a closed mesh",
+            "through its distance field, as a mesh collider; not deforming). Outflows do not move.", "",
+            *_table(PLACEMENT_PARAMETERS), ""]
+
+
 def scene_format_markdown() -> str:
     out = [
         "# Scene file format (`" + FORMAT + "`)",
@@ -51,8 +62,8 @@ def scene_format_markdown() -> str:
         "",
         *_table(TOP_PARAMETERS),
         "",
-        "Other top-level fields: `simulation`, `materials`, `sources`, `colliders`, `domain`, `surface`,",
-        "`diagnostics`.",
+        "Other top-level fields: `simulation`, `materials`, `sources`, `colliders`, `outflows`, `domain`,",
+        "`surface`, `diagnostics`.",
         "",
         "## `simulation`",
         "",
@@ -95,7 +106,10 @@ def scene_format_markdown() -> str:
         if ct.parameters:
             out += _table(ct.parameters)
         out.append("")
+    out += _outflows_section()
     out += ["## `domain` (optional)", "", "Particles outside this box are removed and counted in the manifest.",
+            "For walls on some sides only, add a `box_container` collider of the same box with the other sides",
+            "open (`open_x_max` etc.; what the Blender Domain's Borders export).",
             "", *_table(DOMAIN_PARAMETERS), "", "## `surface` (optional)", "",
             "Settings of the meshing stage; see `docs/surface.md`.", ""]
     out += ["## `diagnostics` (optional)", "",

@@ -37,6 +37,7 @@ from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import N_COLOURS, NeighborSearch
+from .outflows import build_outflows, inside_outflows
 from .scene import Scene
 from .solvers import SOLVERS
 from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
@@ -116,6 +117,9 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
+        self.outflows = build_outflows(scene.outflows, BuildContext(
+            base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
+            sdf_cache=self.sdf_cache), scene.frame_start)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -125,7 +129,8 @@ class Simulation:
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
             if kind == "inflow":
-                self.inflows.append(Inflow(k, mat, p, self.spacing, scene.fps))
+                # Timeline frames per second of physics: an emitter's keyed motion is slower in slow motion.
+                self.inflows.append(Inflow(k, mat, p, self.spacing, scene.fps / scene.simulation["time_scale"]))
                 continue
             pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
@@ -225,7 +230,8 @@ class Simulation:
 
     # -- the step -------------------------------------------------------------------------
     def _frame_at(self, t: float) -> float:
-        return self.scene.frame_start + t * self.scene.fps
+        """The timeline's (fractional) frame at physical time ``t`` (s): time_scale stretches frames."""
+        return self.scene.frame_start + t * self.scene.physics_fps
 
     def _scheme_particles(self, mats: np.ndarray) -> np.ndarray | None:
         """Indices of the particles of materials ``mats``; None when that is every particle."""
@@ -323,6 +329,9 @@ class Simulation:
                                          prev.torque + np.cross(prev.center - center, prev.impulse) + torque, center)
 
     def _apply_domain(self) -> None:
+        """Remove the particles outside the domain box or inside an outflow (counted per material)."""
+        if self.outflows and self.state.n:
+            self.state.keep(~inside_outflows(self.outflows, self.state.x, self._frame_at(self.state.time)))
         dom = self.scene.domain
         if dom is None or self.state.n == 0:
             return
@@ -338,7 +347,7 @@ class Simulation:
         Moving colliders count with the fastest point of their surface (``Collider.surface_speed``:
         translation plus rotation), so a spinning paddle's tip keeps the CFL rule too.
         """
-        frame_dt = 1.0 / self.scene.fps
+        frame_dt = self.scene.frame_time
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
         # Gravity accelerates everything during the frame; emitters and colliders bring their own speed.
@@ -347,7 +356,8 @@ class Simulation:
             vmax = max(vmax, inflow.peak_speed)
         for c in self.colliders:
             if c.moving:
-                vmax = max(vmax, c.surface_speed(self.frame, self.scene.fps, self.state.x, self.h))
+                # Keyframes are per timeline frame: slow motion speeds the collider up in physical time.
+                vmax = max(vmax, c.surface_speed(self.frame, self.scene.physics_fps, self.state.x, self.h))
         return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
 
     def advance_frame(self) -> FrameStats:
@@ -357,7 +367,7 @@ class Simulation:
             self.sdf_cache.flush()
         self._rebuild_deforming(self.frame + 1)
         n_sub = self.substeps_for_frame()
-        dt = 1.0 / (self.scene.fps * n_sub)
+        dt = self.scene.simulation["time_scale"] / (self.scene.fps * n_sub)  # 1 / (fps n) at time scale 1
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
         self._reset_contacts()
@@ -403,7 +413,8 @@ class Simulation:
         """The end-of-frame blow-up checks (``blowup.BlowUpWatch.check_frame``)."""
         st = self.state
         mass = float(self.watch.densities.max(initial=0.0)) * self.spacing**3
-        work = collider_work(self.colliders, self.contacts, self.frame - 1, self.scene.fps, mass) if substeps else 0.0
+        fps = self.scene.physics_fps
+        work = collider_work(self.colliders, self.contacts, self.frame - 1, fps, mass) if substeps else 0.0
         lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
                                                          default=0.0)
         self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,

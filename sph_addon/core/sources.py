@@ -227,7 +227,7 @@ class Inflow:
     material: int
     params: dict
     spacing: float
-    fps: float = 30.0
+    fps: float = 30.0  # timeline frames per second of physics (fps / time_scale), for keyed motion
     emitted_volume: float = 0.0
 
     def __post_init__(self) -> None:

@@ -53,7 +53,7 @@ def _draw_all(ext, ob):
     return log
 
 
-@pytest.mark.parametrize("role", ["NONE", "DOMAIN", "FLUID", "INFLOW", "COLLIDER"])
+@pytest.mark.parametrize("role", ["NONE", "DOMAIN", "FLUID", "INFLOW", "COLLIDER", "OUTFLOW"])
 def test_panels_draw_every_role(ext, saved_file, role):
     bpy.ops.mesh.primitive_cube_add()
     ob = bpy.context.object
@@ -63,11 +63,13 @@ def test_panels_draw_every_role(ext, saved_file, role):
     props = ext.sub("properties")
     expected = {
         "NONE": set(),
-        "DOMAIN": {p.name for p in props.DOMAIN_TOP + props.DOMAIN_SIMULATION + props.SURFACE_PARAMETERS}
-        | {"render_particles", "cache_directory", "surface_enabled"},
+        "DOMAIN": {p.name for p in props.DOMAIN_TOP + props.DOMAIN_SIMULATION + props.SURFACE_PARAMETERS
+                   + props.DOMAIN_BORDERS} | {"render_particles", "cache_directory", "surface_enabled",
+                                              "closed_borders"},
         "FLUID": {p.name for p in props.SOLVERS["viscoelastic"].parameters + props.FLUID_SOURCE},
         "INFLOW": {p.name for p in props.SOLVERS["viscoelastic"].parameters + props.INFLOW},
         "COLLIDER": {p.name for p in props.COLLIDER_COMMON + props.COLLIDER_MESH},
+        "OUTFLOW": set(),
     }[role]
     assert expected <= shown, expected - shown
     if role in {"FLUID", "INFLOW"}:

@@ -94,6 +94,26 @@ def _box(name: str, size) -> Shape:
     return _analytic(name, *half, radius=math.hypot(*half))
 
 
+# The faces of a box_container, in the order of sdf_box_open's flags; (name, label).
+CONTAINER_SIDES = (("x_min", "-X"), ("x_max", "+X"), ("y_min", "-Y"), ("y_max", "+Y"), ("z_min", "-Z"),
+                   ("z_max", "+Z"))
+OPEN_SIDE_PARAMETERS: tuple[Parameter, ...] = tuple(
+    Parameter(f"open_{side}", False, label=f"Open {label}",
+              description=f"The container's {label} face is open: particles pass through it (a domain "
+                          f"box removes them once they are outside).")
+    for side, label in CONTAINER_SIDES)
+
+
+def _container(p: dict[str, Any], ctx: BuildContext) -> Shape:
+    half = [0.5 * s for s in p["size"]]
+    # .get: a builder called with unresolved fields (tests, scripts) gets the declared default, closed.
+    flags = [1.0 if p.get(par.name, par.default) else 0.0 for par in OPEN_SIDE_PARAMETERS]
+    if not any(flags):
+        return _box("sdf_box_container", p["size"])  # the closed tank, bit for bit as before open faces
+    # Beyond the box the solid's surface runs along the open faces' planes: unbounded (radius inf).
+    return _analytic("sdf_box_open", *half, *flags)
+
+
 def _never(p: dict[str, Any]) -> bool:
     return False
 
@@ -140,9 +160,12 @@ COLLIDERS: dict[str, ColliderType] = {
         "A solid box centred on its position."),
     "box_container": ColliderType(
         (Parameter("size", (1.0, 1.0, 1.0), "m", 1e-6, None,
-                   description="Inner extents along local X, Y, Z."),),
-        lambda p, ctx: _box("sdf_box_container", p["size"]),
-        "A closed tank: particles are kept inside the box."),
+                   description="Inner extents along local X, Y, Z."),
+         *OPEN_SIDE_PARAMETERS),
+        _container,
+        "A tank: particles are kept inside the box. Faces may be open (`open_x_max` etc.): the walls "
+        "then stop at that face's plane, so liquid pours out of an open side or splashes over the rim "
+        "of an open top; beside a `domain` of the same box, what leaves is removed."),
     "sphere": ColliderType(
         (Parameter("radius", 0.5, "m", 1e-6, None, description="Radius."),),
         lambda p, ctx: _analytic("sdf_sphere", p["radius"], radius=p["radius"]),

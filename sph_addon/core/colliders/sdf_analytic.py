@@ -81,3 +81,66 @@ def sdf_box_container(params, grid, px, py, pz):
     """
     d, nx, ny, nz = _box_distance(params[0], params[1], params[2], px, py, pz)
     return -d, -nx, -ny, -nz
+
+
+@njit(**config.NJIT)
+def _beyond_open(params, a, pa):
+    """Signed distance of coordinate ``pa`` beyond the open faces of axis ``a`` (0 between their planes)."""
+    h = params[a]
+    if params[3 + 2 * a] > 0.5 and pa < -h:
+        return pa + h
+    if params[4 + 2 * a] > 0.5 and pa > h:
+        return pa - h
+    return 0.0
+
+
+@njit(**config.NJIT)
+def sdf_box_open(params, grid, px, py, pz):
+    """Hollow box with open faces: half extents params[0:3]; params[3:9] are 1 for an open face
+    (order x-, x+, y-, y+, z-, z+), 0 for a closed one.
+
+    The solid is what lies outside the box on the inner side of every open face's plane and
+    beyond at least one closed face: an open top leaves the space above the walls' rim free, an
+    open side lets the flow leave along the floor. Exact distances both ways (so the continuous
+    collision's sphere tracing stays valid): outside the solid, the distance to the nearest closed
+    face's region (a point of it with the other coordinates clamped to the open planes); inside,
+    the distance to the box or to the nearest open face's half-space. With every face closed this
+    is :func:`sdf_box_container` (which the builder uses then, unchanged).
+    """
+    p = (px, py, pz)
+    ex = (_beyond_open(params, 0, px), _beyond_open(params, 1, py), _beyond_open(params, 2, pz))
+    solid = False
+    if ex[0] == 0.0 and ex[1] == 0.0 and ex[2] == 0.0:
+        for k in range(6):
+            s = 1.0 if k % 2 else -1.0
+            if params[3 + k] < 0.5 and s * p[k // 2] >= params[k // 2]:
+                solid = True
+    if solid:
+        d, nx, ny, nz = _box_distance(params[0], params[1], params[2], px, py, pz)
+        best, bx, by, bz = d, -nx, -ny, -nz
+        for k in range(6):
+            a = k // 2
+            s = 1.0 if k % 2 else -1.0
+            gap = params[a] - s * p[a]
+            if params[3 + k] > 0.5 and gap < best:
+                best, bx, by, bz = gap, (s if a == 0 else 0.0), (s if a == 1 else 0.0), (s if a == 2 else 0.0)
+        return -best, bx, by, bz
+    # Free: a far value when every face is open (nothing to collide with).
+    best, bx, by, bz = 1e10, 0.0, 0.0, 1.0
+    for k in range(6):
+        if params[3 + k] > 0.5:
+            continue
+        a = k // 2
+        s = 1.0 if k % 2 else -1.0
+        # p - q for the nearest point q of this closed face's region.
+        gx = -s * max(0.0, params[0] - s * px) if a == 0 else ex[0]
+        gy = -s * max(0.0, params[1] - s * py) if a == 1 else ex[1]
+        gz = -s * max(0.0, params[2] - s * pz) if a == 2 else ex[2]
+        dist = math.sqrt(gx * gx + gy * gy + gz * gz)
+        if dist < best:
+            best = dist
+            if dist > 0.0:
+                bx, by, bz = gx / dist, gy / dist, gz / dist
+            else:  # on the face: its inward normal
+                bx, by, bz = (-s if a == 0 else 0.0), (-s if a == 1 else 0.0), (-s if a == 2 else 0.0)
+    return best, bx, by, bz

@@ -1,0 +1,78 @@
+"""Outflow volumes: particles that enter one are removed (counted in the manifest's ``removed``).
+
+An outflow is a shape of the collider registry (``colliders.COLLIDERS``: ``box``, ``sphere`` or a
+closed ``mesh`` through its signed distance field) placed like a collider (``position``,
+``rotation``), whose solid side removes particles instead of pushing them: a drain, a sink
+under a waterfall, the end of a channel. A particle is removed at the end of the substep in
+which its centre is inside (signed distance below 0), as the domain box removes the particles
+outside it. Outflows are static for now (no ``keyframes``, no deforming mesh): the Blender
+export places them where they are at the bake's first frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape
+from .colliders.motion import Motion, motion_from_scene
+from .errors import InputError
+from .params import check_name, resolve
+
+# Shapes with an inside worth removing (a plane would empty the lower half of the world, a
+# container everything outside it: the domain box does that).
+OUTFLOW_KINDS = ("box", "sphere", "mesh")
+# Where an outflow is: the placement fields of a collider, without its contact settings.
+PLACEMENT_PARAMETERS = tuple(p for p in COMMON_PARAMETERS if p.name in ("name", "position", "rotation"))
+
+
+@dataclass
+class Outflow:
+    """A placed outflow: its shape (signed distance, negative inside) and its motion."""
+
+    name: str
+    shape: Shape
+    motion: Motion
+
+
+def parse_outflow(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
+    """Validate one item of the scene's ``outflows`` list: (type, resolved fields)."""
+    if not isinstance(item, dict):
+        raise InputError(where, "expected an object")
+    kind = check_name(item.get("type"), OUTFLOW_KINDS, f"{where}.type", "outflow type")
+    ct = COLLIDERS[kind]
+    body = {k: v for k, v in item.items() if k not in ("type", *ct.list_fields)}
+    p = resolve(PLACEMENT_PARAMETERS + ct.parameters, body, where)
+    p["keyframes"] = []
+    if ct.deforming(p) or any(k in item for k in ct.list_fields):
+        raise InputError(f"{where}.deforming", "an outflow's mesh cannot deform; give one mesh (a static path)")
+    if ct.check is not None:
+        ct.check(p, item, where, base_dir, frame_range)
+    return kind, p
+
+
+def build_outflows(items, ctx: BuildContext, frame_start: int) -> list[Outflow]:
+    """The scene's ``outflows`` as shapes; ``ctx`` as for colliders (``where`` is set per item)."""
+    from dataclasses import replace
+
+    out = []
+    for k, (kind, p) in enumerate(items):
+        shape = COLLIDERS[kind].build(p, replace(ctx, where=f"outflows[{k}]"))
+        out.append(Outflow(p["name"] or f"outflow {k}", shape, motion_from_scene(p, frame_start)))
+    return out
+
+
+def inside_outflows(outflows: list[Outflow], x: np.ndarray, frame: float) -> np.ndarray:
+    """(n,) bool: whether each particle centre ``x`` (n,3), m, is inside an outflow at ``frame``."""
+    from .colliders.response import distances
+
+    inside = np.zeros(len(x), bool)
+    d = np.empty(len(x))
+    for o in outflows:
+        rot, pos = o.motion.transform(frame)
+        distances(o.shape.sdf, o.shape.params, o.shape.grid, np.ascontiguousarray((x - pos) @ rot, np.float64), d)
+        inside |= d < 0.0
+    return inside

@@ -1,0 +1,74 @@
+"""Outflows: volumes (box, sphere, closed mesh) that remove the particles entering them."""
+
+import numpy as np
+import pytest
+from conftest import scene_dict
+
+from sph_addon.core.errors import InputError
+from sph_addon.core.scene import parse_scene
+from sph_addon.core.simulation import Simulation
+
+FRAMES = 12
+# Two 0.1 m columns of water 0.4 m above the floor of a 1 x 0.2 m tank: the one at x < 0.3 falls
+# into the outflow, the other beside it onto the floor.
+SOURCES = [{"type": "box", "material": "water", "min": [0.1, 0, 0.4], "max": [0.2, 0.1, 0.6]},
+           {"type": "box", "material": "water", "min": [0.7, 0, 0.4], "max": [0.8, 0.1, 0.6]}]
+TANK = {"type": "box_container", "name": "tank", "size": [1.0, 0.2, 1.0], "position": [0.5, 0.1, 0.5]}
+
+
+def _run(outflows: list, tmp_path=None) -> tuple[Simulation, int, int]:
+    """(simulation after FRAMES frames, particles at the start, removed in all by the frames' stats)."""
+    data = scene_dict(sources=SOURCES, colliders=[TANK], frame_end=1 + FRAMES, outflows=outflows)
+    sim = Simulation(parse_scene(data, tmp_path or "."))
+    n0, removed = sim.state.n, 0
+    for _ in range(FRAMES):
+        removed += sim.advance_frame().removed
+    return sim, n0, removed
+
+
+def _left_right(sim: Simulation) -> tuple[int, int]:
+    x = sim.state.x[:, 0]
+    return int(np.sum(x < 0.5)), int(np.sum(x >= 0.5))
+
+
+@pytest.mark.parametrize("shape", [
+    {"type": "box", "size": [0.3, 0.2, 0.2], "position": [0.15, 0.1, 0.1]},
+    {"type": "sphere", "radius": 0.2, "position": [0.15, 0.1, 0.0]},
+])
+def test_water_falling_into_an_outflow_is_removed_and_elsewhere_is_not(shape):
+    sim, n0, removed = _run([{"name": "drain", **shape}])
+    left, right = _left_right(sim)
+    # Measured: 12 of the left column's 16 particles gone after 8 frames, all 16 after 10; none of the right one.
+    assert right == n0 // 2, "particles outside the outflow are kept"
+    assert left == 0 and removed == n0 // 2
+    assert sum(sim.state.removed.values()) == removed
+    baseline, n0, removed_none = _run([])
+    assert removed_none == 0 and _left_right(baseline) == (n0 // 2, n0 // 2)
+
+
+def test_mesh_outflow_uses_its_distance_field(tmp_path):
+    from sph_addon.core.plyio import write_ply
+
+    # A closed cube 0.3 x 0.2 x 0.2 m around the left column's landing, in its local frame.
+    corners = np.array([[x, y, z] for x in (-0.15, 0.15) for y in (-0.1, 0.1) for z in (-0.1, 0.1)])
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
+                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], np.int32)
+    v = np.empty(8, [("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
+    v["x"], v["y"], v["z"] = corners.T
+    write_ply(tmp_path / "drain.ply", v, faces)
+    sim, n0, removed = _run([{"type": "mesh", "name": "drain", "path": "drain.ply", "position": [0.15, 0.1, 0.1]}],
+                            tmp_path)
+    assert _left_right(sim) == (0, n0 // 2) and removed == n0 // 2
+
+
+@pytest.mark.parametrize("item, where", [
+    ({"type": "plane"}, "outflows[0].type"),
+    ({"type": "box", "friction": 0.5}, "outflows[0].friction"),
+    ({"type": "box", "size": [0, 1, 1]}, "outflows[0].size[0]"),
+    ({"type": "mesh", "path": "x.ply", "deforming": True}, "outflows[0].deforming"),
+    ([1], "outflows[0]"),
+])
+def test_bad_outflows_are_refused_at_their_path(item, where):
+    with pytest.raises(InputError) as exc:
+        parse_scene(scene_dict(outflows=[item]))
+    assert exc.value.where == where
