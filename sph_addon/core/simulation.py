@@ -129,8 +129,8 @@ class Simulation:
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
             if kind == "inflow":
-                # Timeline frames per second of physics: an emitter's keyed motion is slower in slow motion.
-                self.inflows.append(Inflow(k, mat, p, self.spacing, scene.fps / scene.simulation["time_scale"]))
+                # Keyed motion is per timeline frame: in slow motion the emitter moves slower in physical time.
+                self.inflows.append(Inflow(k, mat, p, self.spacing, scene.physics_fps))
                 continue
             pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
