@@ -54,14 +54,20 @@ def parse_outflow(item: Any, where: str, base_dir: Path, frame_range: tuple[int,
     return kind, p
 
 
-def build_outflows(items, ctx: BuildContext, frame_start: int) -> list[Outflow]:
-    """The scene's ``outflows`` as shapes; ``ctx`` as for colliders (``where`` is set per item)."""
+def build_outflows(items, ctx: BuildContext, frame_start: int, reach=None) -> list[Outflow]:
+    """The scene's ``outflows`` as shapes; ``ctx`` as for colliders (``where`` is set per item).
+
+    ``reach(motion)``: the box particles can reach in the outflow's frame (``colliders.reach``), to
+    which mesh grids are clipped as colliders' are (and as ``preflight`` sizes them); None: unclipped.
+    """
     from dataclasses import replace
 
     out = []
     for k, (kind, p) in enumerate(items):
-        shape = COLLIDERS[kind].build(p, replace(ctx, where=f"outflows[{k}]"))
-        out.append(Outflow(p["name"] or f"outflow {k}", shape, motion_from_scene(p, frame_start)))
+        motion = motion_from_scene(p, frame_start)
+        box = reach(motion) if reach is not None else None
+        shape = COLLIDERS[kind].build(p, replace(ctx, where=f"outflows[{k}]", reach=box))
+        out.append(Outflow(p["name"] or f"outflow {k}", shape, motion))
     return out
 
 

@@ -167,7 +167,7 @@ def _check_substeps(scene: Scene) -> int:
 
 
 def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], int]:
-    """Read every mesh collider's files; the largest grid of each and their bytes in total."""
+    """Read every mesh collider's and mesh outflow's files; the largest grid of each and their bytes in total."""
     from .colliders.mesh_collider import check_grid_budget, mesh_settings
     from .colliders.mesh_files import frame_file, resolve_mesh_path
     from .colliders.mesh_io import load_mesh
@@ -176,9 +176,9 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
 
     budget = scene.simulation["memory_budget_mb"] * 2**20
     grids, total = [], 0
-    for k, (kind, p) in enumerate(scene.colliders):
-        if kind != "mesh":
-            continue
+    meshes = [(f"colliders[{k}]", p) for k, (kind, p) in enumerate(scene.colliders) if kind == "mesh"]
+    meshes += [(f"outflows[{k}]", p) for k, (kind, p) in enumerate(scene.outflows) if kind == "mesh"]
+    for item, p in meshes:
         settings = mesh_settings(p, scene.particle_spacing)
         reach = scene_reach(scene, motion_from_scene(p, scene.frame_start))  # as Simulation clips the grid
         frames = range(scene.frame_start, scene.frame_end + 1) if p["deforming"] else (scene.frame_start,)
@@ -188,16 +188,15 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
             if text in seen:
                 continue
             seen.add(text)
-            where = f"colliders[{k}]{suffix}"
+            where = f"{item}{suffix}"
             vertices, triangles = load_mesh(resolve_mesh_path(scene.base_dir, text), where)
             if not np.isfinite(vertices).all() or np.abs(vertices).max() > config.MAX_MAGNITUDE:
                 raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
                                         f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
-            dims, need = check_grid_budget(vertices, triangles, settings, budget, f"colliders[{k}]", text,
-                                           reach=reach)
+            dims, need = check_grid_budget(vertices, triangles, settings, budget, item, text, reach=reach)
             if need > largest_bytes:
                 largest, largest_bytes = dims, need
-        grids.append((f"colliders[{k}]", largest))
+        grids.append((item, largest))
         total += largest_bytes
     return grids, total
 

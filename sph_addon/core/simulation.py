@@ -32,6 +32,7 @@ from . import config
 from .blowup import BlowUpWatch, collider_work
 from .colliders import COLLIDERS, BuildContext, Collider, Shape
 from .colliders.motion import motion_from_scene
+from .colliders.reach import scene_reach
 from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
@@ -119,7 +120,7 @@ class Simulation:
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.outflows = build_outflows(scene.outflows, BuildContext(
             base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
-            sdf_cache=self.sdf_cache), scene.frame_start)
+            sdf_cache=self.sdf_cache), scene.frame_start, reach=lambda motion: scene_reach(scene, motion))
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -179,8 +180,6 @@ class Simulation:
         return int(self.scene.simulation["memory_budget_mb"] * 2**20)
 
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
-        from .colliders.reach import scene_reach
-
         ctype = COLLIDERS[kind]
         motion = motion_from_scene(p, self.scene.frame_start)
         reach = scene_reach(self.scene, motion)  # mesh grids are clipped to it

@@ -72,3 +72,19 @@ def test_bad_outflows_are_refused_at_their_path(item, where):
     with pytest.raises(InputError) as exc:
         parse_scene(scene_dict(outflows=[item]))
     assert exc.value.where == where
+
+
+def test_validate_reads_an_outflow_mesh_and_sizes_its_grid(tmp_path):
+    """preflight checks outflow meshes as it checks collider meshes: a broken file is refused at its
+    path before the bake starts, and a good one's distance grid is in the estimate."""
+    from sph_addon.core.preflight import preflight
+
+    (tmp_path / "drain.ply").write_text("ply\nformat ascii 1.0\nelement vertex abc\nend_header\n")
+    item = {"type": "mesh", "name": "drain", "path": "drain.ply", "position": [0.15, 0.1, 0.1]}
+    scene = parse_scene(scene_dict(sources=SOURCES, colliders=[TANK], outflows=[item]), tmp_path)
+    with pytest.raises(InputError) as exc:
+        preflight(scene)
+    assert exc.value.where.startswith("outflows[0]")
+    test_mesh_outflow_uses_its_distance_field(tmp_path)  # writes a good drain.ply
+    estimate = preflight(parse_scene(scene_dict(sources=SOURCES, colliders=[TANK], outflows=[item]), tmp_path))
+    assert [where for where, _ in estimate.grids] == ["outflows[0]"]
