@@ -1,4 +1,4 @@
-"""The farm command: ``blender --command sph bake|mesh|sync|free|info FILE.blend [...]``.
+"""The farm command: ``blender --command sph bake|mesh|sync|alembic|free|info FILE.blend [...]``.
 
 Registered with ``bpy.utils.register_cli_command`` (Blender 4.2+); the return
 value is the process exit code, as in the plain-Python CLI: 0 done, 2 bad input
@@ -14,6 +14,10 @@ naming the baked frames for the particles and, when the Domain's Surface is on,
 for the surface too: the meshing tasks that follow write them. Meshing tasks
 run in parallel and never save; ``sync`` saves the file with the frames the
 cache holds, for a cache baked elsewhere.
+
+``alembic`` writes the baked surface (``--particles``: and the particles) to an Alembic file
+(``alembic``): other programs read it, and a farm renders it without the add-on through a Mesh
+Sequence Cache, on Blender 4.2 too. It never saves the .blend.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from ..core.errors import (
     SimulationError,
     exit_status,
 )
-from . import baking, export, replay, runtime
+from . import alembic, baking, export, replay, runtime
 
 
 class _ArgumentError(Exception):
@@ -54,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("bake", "simulate the Domain into its cache directory"),
                        ("mesh", "mesh the surface of the baked frames"),
                        ("sync", "save the file with the frames the cache holds, for renders without the add-on"),
+                       ("alembic", "write the baked surface (and particles) to an Alembic file, a sample per frame"),
                        ("free", "delete the files bakes of the Domain wrote"),
                        ("info", "print the cache's state as JSON")):
         p = sub.add_parser(name, help=text)
@@ -61,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--domain", default="", help="Domain object name (default: the only Domain)")
         if name in {"bake", "mesh"}:
             p.add_argument("--frames", help="A-B: frames to bake or mesh (default: the Domain's range)")
+        if name == "alembic":
+            p.add_argument("--frames", help="A-B: frames to write (default: every baked frame; frames not baked "
+                                            "are left out)")
+            p.add_argument("--out", default="", help="the .abc file (default: <cache>/export/<Domain>.abc; "
+                                                     "// = beside the .blend)")
+            p.add_argument("--particles", action="store_true",
+                           help="write the particles too (the vertices of a mesh, with their velocity)")
+            p.add_argument("--no-surface", action="store_true", help="leave the surface out")
         if name == "bake":
             p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
             p.add_argument("--auto-resume", action="store_true",
@@ -119,6 +132,11 @@ def run(argv: list[str], echo=baking.console) -> int:
             return EXIT_OK
         if args.command == "free":
             echo(f"freed {baking.free(domain)} files in {export.cache_dir(domain)}")
+            return EXIT_OK
+        if args.command == "alembic":
+            params = alembic.AlembicParams(args.out, start, end, not args.no_surface, args.particles)
+            done = alembic.export_alembic(bpy.context, domain, params)
+            echo(f"wrote {done.path}: frames {done.frame_start}-{done.frame_end} of {', '.join(done.objects)}")
             return EXIT_OK
         named = _frames_named(domain)
         if args.command == "sync":

@@ -1,5 +1,5 @@
 """Operators: ``sph.bake`` (simulate, then mesh), ``sph.bake_data``, ``sph.resume``,
-``sph.bake_mesh``, ``sph.free_bake``, ``sph.cancel`` and the quick setups.
+``sph.bake_mesh``, ``sph.free_bake``, ``sph.cancel``, ``sph.export_alembic`` and the quick setups.
 
 From the interface (``invoke``) a bake runs on a worker thread and a modal
 operator polls it: the progress shows in the Domain panel and the status bar,
@@ -17,7 +17,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
-from . import baking, export, jobs, quick_setup, replay, runtime
+from . import alembic, baking, export, jobs, quick_setup, replay, runtime
 from . import properties as props
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
@@ -274,6 +274,59 @@ class SPH_OT_free_bake(bpy.types.Operator):
         return context.window_manager.invoke_confirm(self, event)
 
 
+class SPH_OT_export_alembic(bpy.types.Operator):
+    """Write the baked surface (and the particles, if chosen) to an Alembic file, one sample per frame, for other
+    programs and for renders without the add-on"""
+
+    bl_idname = "sph.export_alembic"
+    bl_label = "Export Alembic"
+    bl_options = {'REGISTER'}
+
+    domain: StringProperty(name="Domain", default="",
+                           description="Name of the Domain object; empty = the active or only Domain")
+    filepath: StringProperty(name="File", subtype='FILE_PATH', default="",
+                             description="Alembic file to write; empty = export/<Domain>.abc in the cache directory")
+    filter_glob: StringProperty(default="*.abc", options={'HIDDEN'})
+    frame_start: IntProperty(name="Frame Start", default=0,
+                             description="First frame; 0 = the first baked frame (frames not baked are left out)")
+    frame_end: IntProperty(name="Frame End", default=0,
+                           description="Last frame; 0 = the last baked frame (frames not baked are left out)")
+    surface: BoolProperty(name="Surface", default=True, description="Write the meshed surface")
+    particles: BoolProperty(name="Particles", default=False,
+                            description="Write the particles too, as the vertices of a mesh with their velocity")
+
+    def params(self) -> alembic.AlembicParams:
+        return alembic.AlembicParams(self.filepath, self.frame_start, self.frame_end, self.surface, self.particles)
+
+    def execute(self, context):
+        if jobs.busy():
+            self.report({'ERROR'}, "An SPH bake is running; wait for it or cancel it before exporting")
+            return {'CANCELLED'}
+        try:
+            domain = export.find_domain(context.scene, self.domain)
+            done = alembic.export_alembic(context, domain, self.params())
+        except _ERRORS as exc:
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        text = f"Exported {domain.name}: frames {done.frame_start}-{done.frame_end} to {done.path}"
+        if done.clamped:
+            text += " (frames not baked were left out)"
+        self.report({'INFO'}, text)
+        return {'FINISHED'}
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        if not self.filepath:
+            try:
+                self.filepath = str(alembic.default_path(export.find_domain(context.scene, self.domain)))
+            except _ERRORS as exc:
+                self.report({'ERROR'}, str(exc))
+                return {'CANCELLED'}
+        context.window_manager.fileselect_add(self)
+        return {'RUNNING_MODAL'}
+
+
 class SPH_OT_cancel(bpy.types.Operator):
     """Stop the running bake after the current frame; Resume continues it"""
 
@@ -326,7 +379,8 @@ class SPH_OT_quick_fluid(bpy.types.Operator):
         return {'FINISHED'}
 
 
-_classes = (SPH_OT_bake, SPH_OT_bake_data, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_cancel,
+_classes = (SPH_OT_bake, SPH_OT_bake_data, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_export_alembic,
+            SPH_OT_cancel,
             SPH_OT_make_domain, SPH_OT_quick_fluid)
 
 

@@ -123,6 +123,7 @@ def _draw_bake(layout, context, ob):
     row.operator("sph.bake_data", icon='PARTICLES').domain = ob.name
     row.operator("sph.bake_mesh", icon='MOD_FLUIDSIM').domain = ob.name
     row.operator("sph.free_bake", icon='TRASH').domain = ob.name
+    box.operator("sph.export_alembic", icon='EXPORT').domain = ob.name
     try:
         root = export.cache_dir(ob)
     except export.ExportError:  # no folder set or the file is unsaved: the Bake button says why
