@@ -12,9 +12,9 @@ What the file holds (verified with bpy 4.2.23, 4.5.4 and 5.0.1, ``tests/blender/
 - ``<Domain>_Surface``: the surface mesh, one sample per frame with its own topology, and its
   ``velocity`` (written as Alembic velocities; Blender reads them back as ``velocity``);
 - with *Particles*, ``<Domain>_Particles``: the particles as the vertices of a mesh (no faces),
-  with ``velocity``. Blender's exporter has no writer for point clouds (the Geometry Nodes points
-  of the replay were skipped, leaving an unreadable empty mesh), so a temporary *Points to
-  Vertices* modifier turns them into vertices for the export.
+  with ``velocity``. Blender's exporter writes no point clouds (the replay's Geometry Nodes points
+  read back as empty meshes: verified 4.5.4, 5.0.1), so a temporary *Points to Vertices* modifier
+  turns them into vertices for the export.
 
 Blender's exporter writes no other attributes: ``id``, ``material``, ``speed`` and ``age`` do not
 reach the file (checked on all three versions).
@@ -158,7 +158,7 @@ def export_alembic(context, domain, params: AlembicParams) -> AlembicResult:
         with _prepared(context, wanted, particles):
             result = bpy.ops.wm.alembic_export(
                 filepath=str(partial), start=start, end=end, selected=True, evaluation_mode='RENDER',
-                as_background_job=False, export_hair=False, export_particles=False, visible_objects_only=False)
+                as_background_job=False, export_hair=False, export_particles=False)
         if 'FINISHED' not in result or not partial.is_file() or partial.stat().st_size == 0:
             raise ExportError(f"{domain.name}: Alembic file", f"Blender's Alembic exporter wrote nothing to {path}")
         os.replace(partial, path)
