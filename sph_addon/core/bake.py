@@ -293,6 +293,11 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         first_dt = scene.simulation["time_scale"] / (scene.fps * sim.substeps_for_frame()) if sim.state.n else None
         derived = {m.name: m.derived_constants(first_dt) for m in sim.models}
         manifest["derived"] = {name: c for name, c in derived.items() if c}
+        if should_stop is not None and should_stop():
+            # Stopped while setting up (distance fields can take minutes): no frame is in progress to
+            # finish, and the manifest written above makes a plain re-run start the bake again.
+            log.info("bake stopped before its first frame")
+            return manifest
         stats = sim.check_and_stats()
         _write_frame(cache, sim, manifest, stats.as_dict(), births, checkpoint=True)
 

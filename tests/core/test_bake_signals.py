@@ -54,14 +54,34 @@ def test_repeated_signals_mid_bake_end_130_resumable(tmp_path, write_scene, sign
     assert json.loads((out / "manifest.json").read_text())["frames_done"] == list(range(1, 13))
 
 
+def _slow_to_set_up(data: dict, folder) -> dict:
+    """``data`` with a mesh collider away from the sources whose fine distance grid (~2M nodes) takes
+    the bake a second or more to build after it has taken the cache's lock: a window before the first
+    frame that does not depend on how fast the machine is (the preflight builds only colliders that
+    could hold the sources, so this one is built after the lock)."""
+    import numpy as np
+
+    from sph_addon.core.plyio import write_ply
+
+    corners = np.array([[x, y, z] for x in (-0.25, 0.25) for y in (-0.25, 0.25) for z in (-0.25, 0.25)])
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
+                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], np.int32)
+    v = np.empty(8, [("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
+    v["x"], v["y"], v["z"] = corners.T
+    write_ply(folder / "block.ply", v, faces)
+    data["colliders"].append({"type": "mesh", "name": "block", "path": "block.ply", "position": [2, 0, 0.25],
+                              "cell_size": 0.004})
+    return data
+
+
 def test_interrupted_before_the_first_frame_says_so_and_restarts_without_force(tmp_path, write_scene):
-    scene = write_scene(_goo_scene(3))
+    scene = write_scene(_slow_to_set_up(_goo_scene(3), tmp_path))
     out = tmp_path / "c"
     proc = _start(scene, out)
     # The lock file appears when the bake starts, before the simulation is set up and anything written.
     wait_until(lambda: (out / ".sph_lock").exists(), proc)
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.02)
+    # One signal, during the set-up: no frame is in progress, so the bake stops before its first.
+    # (Two signals 20 ms apart arriving inside one long numba call reach Python as one.)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
