@@ -137,7 +137,9 @@ def test_motion_from_scene_and_collider_delegation():
         {"frame": 1.0, "position": [0, 0, 0], "rotation": [0, 0, 0]},
         {"frame": 3.0, "position": [2, 0, 0], "rotation": [0, 0, 0]}]}, 1.0)
     assert isinstance(keyed, KeyframedMotion) and keyed.moving
-    c = Collider("c", Shape(sdf=None, params=np.zeros(0)), keyed, 0.0, 0.0, 0.025)
+    from sph_addon.core.colliders.sdf_analytic import sdf_plane
+
+    c = Collider("c", Shape(sdf=sdf_plane, params=np.zeros(0)), keyed, 0.0, 0.0, 0.025)
     assert c.moving and np.allclose(c.transform(2.0)[1], [1, 0, 0])
     c.motion = static
     assert not c.moving and c.transform(7.0)[0].tobytes() == euler_xyz_matrix(*ROT).tobytes()
