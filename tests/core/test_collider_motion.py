@@ -169,14 +169,14 @@ def _falling_layer(u: float):
 
 def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
     """One collide() call against the plane z = 0 of the frame (r, t) (identity by default); returns dv."""
-    from sph_addon.core.colliders import sdf_analytic
     from sph_addon.core.colliders.response import collide
+    from sph_addon.core.colliders.sdf_dispatch import PLANE
 
     r = np.eye(3) if r is None else r
     t = np.zeros(3) if t is None else t
 
     dv = np.full(x.shape, np.nan)  # every row must be overwritten
-    collide(sdf_analytic.sdf_plane, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x_prev,
+    collide(PLANE, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x_prev,
             DT, RADIUS, friction, 0.0, 0.0, True, dv)
     return dv
 

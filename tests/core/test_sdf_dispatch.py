@@ -1,13 +1,21 @@
 """The collider SDFs behind integer codes (colliders/sdf_dispatch.py): every code evaluates exactly
-its function and every registered collider resolves to a code."""
+its function, every registered collider resolves to a code, and the collision kernels that take
+the code are loaded from numba's disk cache by a fresh process (issue 13 item 8)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
+from conftest import REPO
 from reference.analytic_sdf import box_mesh
 
 from sph_addon.core.colliders import COLLIDERS, BuildContext, Shape
+from sph_addon.core.colliders.response import distances
 from sph_addon.core.colliders.sdf_dispatch import SDF_CODES, SDF_FUNCTIONS, sdf_eval
 from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf
 
@@ -45,6 +53,10 @@ def test_sdf_eval_is_the_function_of_its_code_bit_for_bit(code):
     want = np.array([fn(params, grid, *p) for p in points])
     got = np.array([sdf_eval(code, params, grid, *p) for p in points])
     assert got.tobytes() == want.tobytes()
+    # And inside a cached parallel kernel, where sdf_eval is inlined.
+    d = np.empty(len(points))
+    distances(code, params, grid, points, d)
+    assert d.tobytes() == want[:, 0].copy().tobytes()
 
 
 def test_an_unknown_code_is_never_inside():
@@ -71,3 +83,61 @@ def test_a_shape_without_a_code_is_refused():
 
     with pytest.raises(ValueError, match="sdf_dispatch"):
         Shape(sdf_unlisted, np.zeros(0))
+
+
+# The kernels that took the SDF function as an argument before (and recompiled in every process).
+COLLISION_KERNELS = (("response", "collide"), ("response", "distances"), ("response", "solid_share"),
+                     ("overlaps", "push_out_of_solid"))
+
+
+@pytest.mark.parametrize("module, name", COLLISION_KERNELS)
+def test_collision_kernels_have_a_disk_cache(module, name):
+    import importlib
+
+    from numba.core.caching import FunctionCache
+
+    kernel = getattr(importlib.import_module(f"sph_addon.core.colliders.{module}"), name)
+    assert isinstance(kernel._cache, FunctionCache), kernel._cache
+
+
+# collide and distances in a fresh process (the other two add ~2.5 s of compilation and are
+# built the same way: checked above).
+_RUN_KERNELS = textwrap.dedent("""
+    import json
+    import numpy as np
+    from sph_addon.core.colliders import COLLIDERS, BuildContext, response
+
+    shape = COLLIDERS["box_container"].build({"size": (1.0, 1.0, 1.0)}, BuildContext())
+    eye, zero = np.eye(3), np.zeros(3)
+    x = np.array([[0.0, 0.0, -0.49], [0.1, 0.2, 0.0]])
+    dv = np.zeros_like(x)
+    response.collide(shape.code, shape.params, shape.grid, eye, zero, eye, zero, x, x.copy(), 0.01, 0.025,
+                     0.0, 0.0, 0.0, True, dv)
+    d = np.empty(len(x))
+    response.distances(shape.code, shape.params, shape.grid, x, d)
+    print(json.dumps({f.__name__: [sum(f._cache_hits.values()), sum(f._cache_misses.values())]
+                      for f in (response.collide, response.distances)}))
+""")
+
+
+def test_collision_kernels_are_loaded_from_the_disk_cache_by_a_fresh_process(tmp_path):
+    """Two processes with one empty NUMBA_CACHE_DIR: the first compiles and saves the collision
+    kernels (their index and data files appear), the second loads them and compiles none."""
+    import json
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "1"}
+
+    def run() -> dict[str, list[int]]:
+        r = subprocess.run([sys.executable, "-c", _RUN_KERNELS], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert all(misses > 0 for _, misses in first.values()), first  # compiled, not found
+    files = {p.name for p in tmp_path.rglob("response.*")}
+    for name in first:
+        assert any(f.startswith(f"response.{name}-") and f.endswith(".nbi") for f in files), (name, files)
+        assert any(f.startswith(f"response.{name}-") and f.endswith(".nbc") for f in files), (name, files)
+    second = run()
+    assert all(hits > 0 and misses == 0 for hits, misses in second.values()), second
