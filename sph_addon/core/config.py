@@ -24,6 +24,11 @@ NJIT_PARALLEL = dict(NJIT, parallel=True)
 # specialisation is compiled in a process), nor closures over jitted functions, so they would
 # recompile in every process. Registries resolve such choices to an integer code instead
 # (colliders/sdf_dispatch.py, surface/fields.py).
+# A dispatcher on such a code, inlined by numba into every kernel that calls it. As an ordinary
+# call LLVM keeps it out of line (six SDFs are too large to inline), and one call per particle
+# made collide 1.5x and distances 2x slower than calling the SDF directly (400,000 particles
+# against a box container); inlined, they run as fast as before.
+NJIT_INLINE = dict(NJIT, inline="always")
 
 # Storage precision for particle state. Positions and velocities are float64:
 # the position-based integrator forms v = (x - x_prev) / dt, which loses ~3

@@ -55,7 +55,7 @@ SDF_FUNCTIONS = {
 SDF_CODES = {fn: code for code, fn in SDF_FUNCTIONS.items()}
 
 
-@njit(**config.NJIT)
+@njit(**config.NJIT_INLINE)
 def sdf_eval(code, params, grid, px, py, pz):
     """Signed distance and outward normal of the shape with SDF ``code`` at a local-frame point.
 
