@@ -79,6 +79,6 @@ def inside_outflows(outflows: list[Outflow], x: np.ndarray, frame: float) -> np.
     d = np.empty(len(x))
     for o in outflows:
         rot, pos = o.motion.transform(frame)
-        distances(o.shape.sdf, o.shape.params, o.shape.grid, np.ascontiguousarray((x - pos) @ rot, np.float64), d)
+        distances(o.shape.code, o.shape.params, o.shape.grid, np.ascontiguousarray((x - pos) @ rot, np.float64), d)
         inside |= d < 0.0
     return inside

@@ -241,7 +241,7 @@ def _check_sources_free(scene: Scene, sdf_cache=None) -> None:
                            reach=scene_reach(scene, motion_from_scene(p, scene.frame_start)))
         shape = COLLIDERS[kind].build(p, ctx)
         d = np.empty(len(local))
-        distances(shape.sdf, shape.params, shape.grid, local, d)
+        distances(shape.code, shape.params, shape.grid, local, d)
         share = float(np.mean(d < 0.25 * spacing))
         if share > SWALLOWED_SHARE:
             raise InputError(f"colliders[{k}]", f"its inside covers the sources: {share:.0%} of the particles they "

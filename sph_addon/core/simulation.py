@@ -304,7 +304,7 @@ class Simulation:
         touched = np.zeros(len(x), bool) if len(self.colliders) > 1 else None
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
-            collide(c.shape.sdf, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
+            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             self._add_contact(k, x, self._dv, t1)
             if touched is not None:

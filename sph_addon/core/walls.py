@@ -47,7 +47,7 @@ class Walls:
         from .colliders.response import distances
 
         d = np.empty(len(points))
-        distances(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray((points - pos) @ rot), d)
+        distances(c.shape.code, c.shape.params, c.shape.grid, np.ascontiguousarray((points - pos) @ rot), d)
         return d
 
     def distance(self, points: np.ndarray) -> np.ndarray:
@@ -63,6 +63,6 @@ class Walls:
 
         share = np.zeros((len(centres), len(offsets)))
         for c, rot, pos in self.placed:
-            solid_share(c.shape.sdf, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
+            solid_share(c.shape.code, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
                         np.ascontiguousarray(pos, np.float64), centres, offsets, spacing, share)
         return share

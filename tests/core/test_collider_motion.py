@@ -137,7 +137,9 @@ def test_motion_from_scene_and_collider_delegation():
         {"frame": 1.0, "position": [0, 0, 0], "rotation": [0, 0, 0]},
         {"frame": 3.0, "position": [2, 0, 0], "rotation": [0, 0, 0]}]}, 1.0)
     assert isinstance(keyed, KeyframedMotion) and keyed.moving
-    c = Collider("c", Shape(sdf=None, params=np.zeros(0)), keyed, 0.0, 0.0, 0.025)
+    from sph_addon.core.colliders.sdf_analytic import sdf_plane
+
+    c = Collider("c", Shape(sdf=sdf_plane, params=np.zeros(0)), keyed, 0.0, 0.0, 0.025)
     assert c.moving and np.allclose(c.transform(2.0)[1], [1, 0, 0])
     c.motion = static
     assert not c.moving and c.transform(7.0)[0].tobytes() == euler_xyz_matrix(*ROT).tobytes()
@@ -167,14 +169,14 @@ def _falling_layer(u: float):
 
 def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
     """One collide() call against the plane z = 0 of the frame (r, t) (identity by default); returns dv."""
-    from sph_addon.core.colliders import sdf_analytic
     from sph_addon.core.colliders.response import collide
+    from sph_addon.core.colliders.sdf_dispatch import PLANE
 
     r = np.eye(3) if r is None else r
     t = np.zeros(3) if t is None else t
 
     dv = np.full(x.shape, np.nan)  # every row must be overwritten
-    collide(sdf_analytic.sdf_plane, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x_prev,
+    collide(PLANE, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x_prev,
             DT, RADIUS, friction, 0.0, 0.0, True, dv)
     return dv
 

@@ -140,14 +140,14 @@ def test_clavet_pair_weights_are_the_solver_arithmetic_bit_for_bit():
 
 @pytest.mark.parametrize("name", ["clavet_density", "desbrun_anticluster"])
 def test_kernels_can_be_passed_into_njit_drivers(name):
-    """STYLE.md convention 5: a driver receives the resolved kernel function as an argument
-    (compiled with config.NJIT_FUNCARG, as function arguments are not disk-cached) and gets
-    exactly the values of direct calls."""
+    """STYLE.md convention 5: a driver receives the resolved kernel function as an argument and
+    gets exactly the values of direct calls. Not disk-cached: numba cannot cache a kernel taking
+    a function argument (config.py), and this one is defined inside the test."""
     from numba import njit
 
     from sph_addon.core import config
 
-    @njit(**config.NJIT_FUNCARG)
+    @njit(**{**config.NJIT, "cache": False})
     def driver(w, r, h, out):
         for k in range(r.shape[0]):
             out[k] = w(r[k], h)

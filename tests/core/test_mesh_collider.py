@@ -36,7 +36,7 @@ def _local_distances(sim: Simulation, k: int = 0) -> np.ndarray:
     rot, pos = c.transform(float(sim.frame))
     local = np.ascontiguousarray((sim.state.x - pos) @ rot)
     d = np.empty(len(local))
-    distances(c.shape.sdf, c.shape.params, c.shape.grid, local, d)
+    distances(c.shape.code, c.shape.params, c.shape.grid, local, d)
     return d
 
 

@@ -2,7 +2,8 @@
 
 ``COLLIDERS`` maps a scene-file collider ``type`` to its declared parameters
 and a builder returning a :class:`Shape` (the numba SDF function with its
-``params`` and ``grid``, see ``sdf_analytic``). Builders import numba code
+``params`` and ``grid``, see ``sdf_analytic``; the collision kernels get the
+function's integer code from ``sdf_dispatch``). Builders import numba code
 lazily so that the registry can be read (docs, validation, Blender UI) without
 compiling anything. A mesh collider is one more entry with a grid-sampled SDF
 (``mesh_files`` declares and checks its fields without numba, ``mesh_collider``
@@ -47,7 +48,12 @@ COMMON_PARAMETERS: tuple[Parameter, ...] = (
 
 @dataclass(frozen=True)
 class Shape:
-    """A collider's signed distance function with its data (see sdf_analytic for the signature)."""
+    """A collider's signed distance function with its data (see sdf_analytic for the signature).
+
+    ``code`` is the function's entry in ``sdf_dispatch.SDF_CODES``, resolved once here: the
+    collision kernels take it instead of the function (``sdf_dispatch.sdf_eval``), which lets
+    numba cache them on disk. A function missing from that table is refused (ValueError).
+    """
 
     sdf: Callable
     params: np.ndarray
@@ -56,6 +62,16 @@ class Shape:
     # Largest distance of the surface from the local origin, m (inf: unbounded, a plane). A spinning
     # collider's surface moves at up to |ω| times this (Simulation.substeps_for_frame).
     radius: float = math.inf
+    code: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        from .sdf_dispatch import SDF_CODES
+
+        code = SDF_CODES.get(self.sdf)
+        if code is None:
+            raise ValueError(f"{getattr(self.sdf, '__name__', self.sdf)!r} has no code in "
+                             f"colliders/sdf_dispatch.py (SDF_FUNCTIONS): add it there and to sdf_eval")
+        object.__setattr__(self, "code", code)
 
 
 @dataclass(frozen=True)

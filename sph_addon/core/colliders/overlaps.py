@@ -41,6 +41,10 @@ from numba import njit, prange
 
 from .. import config
 from .response import _push_out, _to_local, distances
+from .sdf_dispatch import sdf_eval
+
+# push_out_of_solid is disk-cached with _push_out, _to_local and sdf_eval compiled into it, and numba
+# re-validates it only against this file: after editing those (or an SDF), touch this file.
 
 # Projection rounds before a particle counts as caught. Where colliders leave room (a box tilted
 # on a floor) projections converge within a round or two; on the paddle sweeping a tank
@@ -49,8 +53,8 @@ from .response import _push_out, _to_local, distances
 ROUNDS = 3
 
 
-@njit(**config.NJIT_FUNCARG_PARALLEL)
-def push_out_of_solid(sdf, params, grid, r1, t1, x, idx, radius, inv_dt, dv):
+@njit(**config.NJIT_PARALLEL)
+def push_out_of_solid(code, params, grid, r1, t1, x, idx, radius, inv_dt, dv):
     """Push particles ``idx`` whose centre is inside the collider's solid out to the contact distance.
 
     The push of ``response.collide`` (Clavet 2005, thesis Algorithm 7, line 15),
@@ -58,7 +62,7 @@ def push_out_of_solid(sdf, params, grid, r1, t1, x, idx, radius, inv_dt, dv):
 
     Parameters
     ----------
-    sdf, params, grid : the collider's field (signature of ``sdf_analytic``).
+    code, params, grid : the collider's field (``Shape.code``, see ``sdf_dispatch.sdf_eval``).
     r1 : (3,3) float64 rotation (local -> world) at the end of the step.
     t1 : (3,) float64 translation at the end of the step, m.
     x : (n,3) float64 positions, m; rows ``idx`` mutated.
@@ -72,14 +76,14 @@ def push_out_of_solid(sdf, params, grid, r1, t1, x, idx, radius, inv_dt, dv):
         dv[s, 1] = 0.0
         dv[s, 2] = 0.0
         px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
-        if sdf(params, grid, px, py, pz)[0] >= 0.0:
+        if sdf_eval(code, params, grid, px, py, pz)[0] >= 0.0:
             continue
         ox = x[i, 0]
         oy = x[i, 1]
         oz = x[i, 2]
         # As in collide: in a concave edge or corner each push may meet a new nearest face.
         for _ in range(3):
-            _push_out(sdf, params, grid, r1, t1, x, i, radius)
+            _push_out(code, params, grid, r1, t1, x, i, radius)
         dv[s, 0] = (x[i, 0] - ox) * inv_dt
         dv[s, 1] = (x[i, 1] - oy) * inv_dt
         dv[s, 2] = (x[i, 2] - oz) * inv_dt
@@ -95,7 +99,7 @@ def _depths(shapes, poses1: Sequence[Pose], points: np.ndarray) -> np.ndarray:
     """(colliders, k) signed distance (m) of world points to each collider at the end of the step."""
     out = np.empty((len(shapes), len(points)))
     for k, (shape, (r1, t1)) in enumerate(zip(shapes, poses1)):
-        distances(shape.sdf, shape.params, shape.grid, np.ascontiguousarray((points - t1) @ r1), out[k])
+        distances(shape.code, shape.params, shape.grid, np.ascontiguousarray((points - t1) @ r1), out[k])
     return out
 
 
@@ -124,7 +128,7 @@ def separate(shapes, poses0: Sequence[Pose], poses1: Sequence[Pose], x: np.ndarr
         dv = np.empty((len(active), 3))
         moved = np.zeros(len(active), bool)
         for k, (shape, (r1, t1)) in enumerate(zip(shapes, poses1)):
-            push_out_of_solid(shape.sdf, shape.params, shape.grid, r1, t1, x, active, radius, inv_dt, dv)
+            push_out_of_solid(shape.code, shape.params, shape.grid, r1, t1, x, active, radius, inv_dt, dv)
             pushed = (dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0)
             if pushed.any():
                 report(k, x[active[pushed]], dv[pushed], t1)

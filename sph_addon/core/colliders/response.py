@@ -56,6 +56,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import config
+from .sdf_dispatch import sdf_eval
 
 
 @njit(**config.NJIT)
@@ -69,8 +70,8 @@ def _to_local(r, t, wx, wy, wz):
             r[0, 2] * dx + r[1, 2] * dy + r[2, 2] * dz)
 
 
-@njit(**config.NJIT_FUNCARG)
-def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, min_step):
+@njit(**config.NJIT)
+def first_entry(code, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, min_step):
     """First point of the segment a -> b (local frame) where d - radius < 0, by sphere tracing.
 
     From a point at gap g = d - radius >= 0, no point closer than g / L can be
@@ -82,7 +83,7 @@ def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, mi
 
     Parameters
     ----------
-    sdf, params, grid : the collider's field (signature of ``sdf_analytic``).
+    code, params, grid : the collider's field (``Shape.code``, see ``sdf_dispatch.sdf_eval``).
     ax, ay, az, bx, by, bz : float
         Segment ends in the collider's local frame (m).
     radius : float
@@ -107,13 +108,13 @@ def first_entry(sdf, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, mi
     # A segment of a few spacings needs a handful of steps; the cap only guards
     # against a zero-length step from a pathological field.
     for _ in range(10000):
-        d = sdf(params, grid, ax + s * ex, ay + s * ey, az + s * ez)[0]
+        d = sdf_eval(code, params, grid, ax + s * ex, ay + s * ey, az + s * ez)[0]
         if d - radius < 0.0:
             lo = prev
             hi = s
             for _ in range(20):
                 mid = 0.5 * (lo + hi)
-                if sdf(params, grid, ax + mid * ex, ay + mid * ey, az + mid * ez)[0] - radius < 0.0:
+                if sdf_eval(code, params, grid, ax + mid * ex, ay + mid * ey, az + mid * ez)[0] - radius < 0.0:
                     hi = mid
                 else:
                     lo = mid
@@ -168,11 +169,11 @@ def _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_
     return ix, iy, iz
 
 
-@njit(**config.NJIT_FUNCARG)
-def _push_out(sdf, params, grid, r1, t1, x, i, radius):
+@njit(**config.NJIT)
+def _push_out(code, params, grid, r1, t1, x, i, radius):
     """Push particle ``i`` out along the normal if still inside (Algorithm 7, line 15); mutates x[i]."""
     px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
-    d, lx, ly, lz = sdf(params, grid, px, py, pz)
+    d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
     if d < radius:
         push = radius - d
         x[i, 0] += push * (r1[0, 0] * lx + r1[0, 1] * ly + r1[0, 2] * lz)
@@ -180,8 +181,8 @@ def _push_out(sdf, params, grid, r1, t1, x, i, radius):
         x[i, 2] += push * (r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz)
 
 
-@njit(**config.NJIT_FUNCARG_PARALLEL)
-def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, k_stick, d_stick,
+@njit(**config.NJIT_PARALLEL)
+def collide(code, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, k_stick, d_stick,
             continuous, dv):
     """Resolve contacts of all particles with one collider (mutates ``x`` and ``dv``).
 
@@ -190,7 +191,8 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
 
     Parameters
     ----------
-    sdf : numba function (params, grid, px, py, pz) -> (d, nx, ny, nz), local frame.
+    code : int, the collider's SDF (``Shape.code``; ``sdf_dispatch.sdf_eval`` evaluates it in the
+        local frame).
     params : float64[:] shape numbers; grid : float32[:,:,:] sampled field (or dummy).
     r0, r1 : (3,3) float64 rotation (local -> world) at step start / end.
     t0, t1 : (3,) float64 translation at step start / end, m.
@@ -221,7 +223,7 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
         oy = x[i, 1]
         oz = x[i, 2]
         px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
-        d, lx, ly, lz = sdf(params, grid, px, py, pz)
+        d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
         gap = d - radius
         touching = gap < 0.0
         if continuous:
@@ -233,16 +235,16 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
                 if gap >= d_stick:
                     continue
             else:
-                d0, mx, my, mz = sdf(params, grid, qx, qy, qz)
+                d0, mx, my, mz = sdf_eval(code, params, grid, qx, qy, qz)
                 # Closest approach along the path is >= (d0 + d - L disp) / 2 (the two cones meet).
                 clear = d0 + d - lipschitz * disp >= 2.0 * radius
                 if not clear and mx * lx + my * ly + mz * lz < 0.0:
-                    s = first_entry(sdf, params, grid, qx, qy, qz, px, py, pz, radius, lipschitz, min_step)
+                    s = first_entry(code, params, grid, qx, qy, qz, px, py, pz, radius, lipschitz, min_step)
                     if s >= 0.0:
                         px = qx + s * (px - qx)
                         py = qy + s * (py - qy)
                         pz = qz + s * (pz - qz)
-                        d, lx, ly, lz = sdf(params, grid, px, py, pz)
+                        d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
                         x[i, 0] = r1[0, 0] * px + r1[0, 1] * py + r1[0, 2] * pz + t1[0]
                         x[i, 1] = r1[1, 0] * px + r1[1, 1] * py + r1[1, 2] * pz + t1[1]
                         x[i, 2] = r1[2, 0] * px + r1[2, 1] * py + r1[2, 2] * pz + t1[2]
@@ -267,28 +269,28 @@ def collide(sdf, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, 
         # In a concave edge or corner the nearest face changes as the particle leaves the
         # first one: push out again along each new nearest face (at most 3 faces meet).
         for _ in range(3):
-            _push_out(sdf, params, grid, r1, t1, x, i, radius)
+            _push_out(code, params, grid, r1, t1, x, i, radius)
         dv[i, 0] = (x[i, 0] - ox) * inv_dt
         dv[i, 1] = (x[i, 1] - oy) * inv_dt
         dv[i, 2] = (x[i, 2] - oz) * inv_dt
 
 
-@njit(**config.NJIT_FUNCARG_PARALLEL)
-def distances(sdf, params, grid, points, out):
+@njit(**config.NJIT_PARALLEL)
+def distances(code, params, grid, points, out):
     """Signed distance of many local-frame points (m), written to ``out``.
 
     Parameters
     ----------
-    sdf, params, grid : a collider's field (signature of ``sdf_analytic``).
+    code, params, grid : a collider's field (``Shape.code``, see ``sdf_dispatch.sdf_eval``).
     points : (n, 3) float64, local frame (m).
     out : (n,) float64, overwritten.
     """
     for i in prange(points.shape[0]):
-        out[i] = sdf(params, grid, points[i, 0], points[i, 1], points[i, 2])[0]
+        out[i] = sdf_eval(code, params, grid, points[i, 0], points[i, 1], points[i, 2])[0]
 
 
-@njit(**config.NJIT_FUNCARG_PARALLEL)
-def solid_share(sdf, params, grid, rot, pos, centres, offsets, spacing, share):
+@njit(**config.NJIT_PARALLEL)
+def solid_share(code, params, grid, rot, pos, centres, offsets, spacing, share):
     """Share of the lattice cell at each centre + offset that lies inside this collider's solid.
 
     The share is clamp(1/2 - d/s, 0, 1) for the signed distance d of the cell's centre
@@ -297,7 +299,7 @@ def solid_share(sdf, params, grid, rot, pos, centres, offsets, spacing, share):
 
     Parameters
     ----------
-    sdf, params, grid : a collider's field. rot (3,3), pos (3,) : its placement (local -> world).
+    code, params, grid : a collider's field (``Shape.code``). rot (3,3), pos (3,) : its placement (local -> world).
     centres : (k,3) world points, m. offsets : (m,3) lattice offsets, m. spacing : s, m.
     share : (k,m) float64, updated in place.
     """
@@ -310,7 +312,7 @@ def solid_share(sdf, params, grid, rot, pos, centres, offsets, spacing, share):
             px = rot[0, 0] * wx + rot[1, 0] * wy + rot[2, 0] * wz
             py = rot[0, 1] * wx + rot[1, 1] * wy + rot[2, 1] * wz
             pz = rot[0, 2] * wx + rot[1, 2] * wy + rot[2, 2] * wz
-            d = sdf(params, grid, px, py, pz)[0]
+            d = sdf_eval(code, params, grid, px, py, pz)[0]
             f = min(max(0.5 - d * inv_s, 0.0), 1.0)
             if f > share[a, b]:
                 share[a, b] = f

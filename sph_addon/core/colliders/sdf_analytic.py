@@ -8,9 +8,14 @@ function with the same signature, evaluated in the collider's *local* frame::
 ``d`` is the signed distance to the collider's surface, negative inside the
 solid; ``(nx, ny, nz)`` is the unit outward normal (the normalised gradient of
 ``d``). ``params`` holds the shape's numbers, ``grid`` its sampled field (an
-unused 1x1x1 array for analytic shapes). One signature lets the collision
-driver be compiled once per shape function and receive it as an argument
-(STYLE.md convention 5), with no string branching inside kernels.
+unused 1x1x1 array for analytic shapes).
+
+The collision kernels used to receive this function as an argument (STYLE.md
+convention 5). numba cannot cache such kernels on disk, so every new process
+recompiled them (~4-6 s per bake task); they now take the shape's integer code
+and call ``sdf_dispatch.sdf_eval``, which branches on it to these functions
+(an integer branch, never a string). One signature keeps that dispatch a plain
+call per shape. A new shape function needs its code in ``sdf_dispatch``.
 
 Clavet 2005 (thesis section 6) samples every object's distance field on a grid;
 for planes, boxes and spheres the closed forms are exact and cheaper.

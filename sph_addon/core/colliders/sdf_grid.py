@@ -9,6 +9,8 @@ trilinearly, and the normal is taken from finite differences of the field.
 
     sdf(params: float64[:], grid: float32[:, :, :], px, py, pz) -> (d, nx, ny, nz)
 
+and the collision kernels reach it through its code ``sdf_dispatch.GRID``.
+
 Grid layout: ``grid[i, j, k]`` is the field at node
 ``origin + (i, j, k) * cell_size`` (C order, ``k`` along z varies fastest).
 """
