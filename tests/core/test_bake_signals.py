@@ -11,6 +11,7 @@ import time
 
 import pytest
 from conftest import REPO, scene_dict, wait_until
+from reference.analytic_sdf import box_mesh, write_mesh_ply
 
 
 def _goo_scene(frame_end: int) -> dict:
@@ -59,16 +60,7 @@ def _slow_to_set_up(data: dict, folder) -> dict:
     the bake a second or more to build after it has taken the cache's lock: a window before the first
     frame that does not depend on how fast the machine is (the preflight builds only colliders that
     could hold the sources, so this one is built after the lock)."""
-    import numpy as np
-
-    from sph_addon.core.plyio import write_ply
-
-    corners = np.array([[x, y, z] for x in (-0.25, 0.25) for y in (-0.25, 0.25) for z in (-0.25, 0.25)])
-    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
-                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], np.int32)
-    v = np.empty(8, [("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
-    v["x"], v["y"], v["z"] = corners.T
-    write_ply(folder / "block.ply", v, faces)
+    write_mesh_ply(folder / "block.ply", *box_mesh((-0.25, -0.25, -0.25), (0.25, 0.25, 0.25)))
     data["colliders"].append({"type": "mesh", "name": "block", "path": "block.ply", "position": [2, 0, 0.25],
                               "cell_size": 0.004})
     return data

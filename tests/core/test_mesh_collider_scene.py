@@ -12,23 +12,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_main, scene_dict
-from reference.analytic_sdf import box_mesh
+from reference.analytic_sdf import box_mesh, write_mesh_ply
 
 from sph_addon.core.bake import bake
 from sph_addon.core.cache import CacheDir
 from sph_addon.core.colliders import sdf_cache
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import read_ply, write_ply
+from sph_addon.core.plyio import read_ply
 from sph_addon.core.scene import load_scene, parse_scene
 from sph_addon.core.simulation import Simulation
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
-
-
-def _ply(path: Path, v: np.ndarray, t: np.ndarray) -> None:
-    rec = np.zeros(len(v), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
-    rec["x"], rec["y"], rec["z"] = v[:, 0], v[:, 1], v[:, 2]
-    write_ply(path, rec, np.asarray(t, np.int32))
 
 
 def _scene(tmp_path: Path, colliders=None, sources=None, **kw) -> Path:
@@ -71,14 +65,14 @@ def test_scene_validation_names_the_field(tmp_path, collider, where, pattern):
 
 def _bad_mesh_files(tmp_path: Path) -> None:
     v, t = box_mesh()
-    _ply(tmp_path / "nofaces.ply", v, np.zeros((0, 3), int))
+    write_mesh_ply(tmp_path / "nofaces.ply", v, np.zeros((0, 3), int))
     nan = v.copy()
     nan[3, 1] = np.nan
-    _ply(tmp_path / "nan.ply", nan, t)
+    write_mesh_ply(tmp_path / "nan.ply", nan, t)
     flat = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0]], float)
-    _ply(tmp_path / "flat.ply", flat, [[0, 1, 2]])
-    _ply(tmp_path / "tiny.ply", *box_mesh((-0.01,) * 3, (0.01,) * 3))
-    _ply(tmp_path / "wall.ply", *box_mesh((-0.5, -0.5, -0.015), (0.5, 0.5, 0.015)))
+    write_mesh_ply(tmp_path / "flat.ply", flat, [[0, 1, 2]])
+    write_mesh_ply(tmp_path / "tiny.ply", *box_mesh((-0.01,) * 3, (0.01,) * 3))
+    write_mesh_ply(tmp_path / "wall.ply", *box_mesh((-0.5, -0.5, -0.015), (0.5, 0.5, 0.015)))
 
 
 @pytest.mark.parametrize("collider, where, pattern", [
@@ -146,7 +140,7 @@ def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, coll
     """Issue 12: a container mesh wound inward without flip_normals deleted all the fluid, exit 0,
     after validate had said valid with an estimate of its particles."""
     v, t = box_mesh()
-    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    write_mesh_ply(tmp_path / "inward.ply", v, t[:, ::-1])
     scene = _scene(tmp_path, colliders=[{"type": "plane", "position": [0, 0, -2]}, collider],
                    sources=[_WATER_IN_THE_BOX])
     before = sorted(tmp_path.iterdir())
@@ -160,7 +154,7 @@ def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, coll
 
 def test_the_same_container_with_flip_normals_keeps_its_particles(tmp_path, monkeypatch):
     v, t = box_mesh()
-    _ply(tmp_path / "inward.ply", v, t[:, ::-1])
+    write_mesh_ply(tmp_path / "inward.ply", v, t[:, ::-1])
     scene = _scene(tmp_path, colliders=[{"type": "mesh", "path": "inward.ply", "flip_normals": True}],
                    sources=[_WATER_IN_THE_BOX])
     code, out, err = run_main("validate", scene)
@@ -209,7 +203,7 @@ def _growing_boxes(tmp_path: Path, frames) -> None:
     for f in frames:
         s = 0.3 + 0.1 * (f - 1)
         v, t = box_mesh((-s, -s, -s), (s, s, s))
-        _ply(tmp_path / f"grow_{f:04d}.ply", v, t)
+        write_mesh_ply(tmp_path / f"grow_{f:04d}.ply", v, t)
 
 
 def test_deforming_mesh_is_rebuilt_every_frame_and_costs_are_reported(tmp_path):

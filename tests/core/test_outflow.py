@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from conftest import scene_dict
+from reference.analytic_sdf import box_mesh, write_mesh_ply
 
 from sph_addon.core.errors import InputError
 from sph_addon.core.scene import parse_scene
@@ -47,15 +48,8 @@ def test_water_falling_into_an_outflow_is_removed_and_elsewhere_is_not(shape):
 
 
 def test_mesh_outflow_uses_its_distance_field(tmp_path):
-    from sph_addon.core.plyio import write_ply
-
     # A closed cube 0.3 x 0.2 x 0.2 m around the left column's landing, in its local frame.
-    corners = np.array([[x, y, z] for x in (-0.15, 0.15) for y in (-0.1, 0.1) for z in (-0.1, 0.1)])
-    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
-                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], np.int32)
-    v = np.empty(8, [("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
-    v["x"], v["y"], v["z"] = corners.T
-    write_ply(tmp_path / "drain.ply", v, faces)
+    write_mesh_ply(tmp_path / "drain.ply", *box_mesh((-0.15, -0.1, -0.1), (0.15, 0.1, 0.1)))
     sim, n0, removed = _run([{"type": "mesh", "name": "drain", "path": "drain.ply", "position": [0.15, 0.1, 0.1]}],
                             tmp_path)
     assert _left_right(sim) == (0, n0 // 2) and removed == n0 // 2

@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import scene_dict
-from reference.analytic_sdf import box_mesh, cube_sphere, torus_mesh
+from reference.analytic_sdf import box_mesh, cube_sphere, torus_mesh, write_mesh_ply
 
 from sph_addon.core.colliders.motion import KeyframedMotion
 from sph_addon.core.colliders.reach import domain_in_local_frame
 from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf, grid_dims, sdf_grid
-from sph_addon.core.plyio import write_ply
 from sph_addon.core.preflight import preflight
 from sph_addon.core.scene import load_scene
 from sph_addon.core.simulation import Simulation
@@ -25,15 +24,9 @@ H = SPACING / 2  # automatic cell size
 DOMAIN = {"min": [-1.0, -1.0, -0.5], "max": [1.0, 1.0, 1.5]}
 
 
-def _ply(path: Path, v: np.ndarray, t: np.ndarray) -> None:
-    rec = np.zeros(len(v), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
-    rec["x"], rec["y"], rec["z"] = v[:, 0], v[:, 1], v[:, 2]
-    write_ply(path, rec, np.asarray(t, np.int32))
-
-
 def _ground_scene(tmp_path: Path, domain=DOMAIN, frame_end: int = 16) -> Path:
     """A 40 m x 40 m slab 0.2 m thick, its top at z = 0, under a 2 m domain; water 30 cm above it."""
-    _ply(tmp_path / "ground.ply", *box_mesh((-20, -20, -0.2), (20, 20, 0.0)))
+    write_mesh_ply(tmp_path / "ground.ply", *box_mesh((-20, -20, -0.2), (20, 20, 0.0)))
     data = scene_dict(particle_spacing=SPACING, frame_end=frame_end,
                       sources=[{"type": "box", "material": "water", "min": [-0.15, -0.15, 0.3],
                                 "max": [0.15, 0.15, 0.6]}],

@@ -63,6 +63,15 @@ def box_mesh(lo=(-0.5, -0.5, -0.5), hi=(0.5, 0.5, 0.5)):
     return v, np.array(t, np.int64)
 
 
+def write_mesh_ply(path, v, t) -> None:
+    """Write vertices ``v`` (n,3) and triangles ``t`` (m,3) as a binary PLY (float32 x y z), as meshes come."""
+    from sph_addon.core.plyio import write_ply
+
+    rec = np.zeros(len(v), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
+    rec["x"], rec["y"], rec["z"] = np.asarray(v)[:, 0], np.asarray(v)[:, 1], np.asarray(v)[:, 2]
+    write_ply(path, rec, np.asarray(t, np.int32))
+
+
 def open_tank_mesh(outer=0.25, inner=0.2, floor=0.05, height=0.3):
     """Thick-walled tank open at the top, a closed surface: outer box [-outer, outer]^2 x [0, height]
     minus the cavity [-inner, inner]^2 x [floor, height]; 16 vertices, 28 triangles."""
