@@ -118,7 +118,7 @@ def preflight(scene: Scene, sdf_cache=None) -> Estimate:
                                       f"frames = {estimate.work:.2g} particle-steps, over the limit of "
                                       f"{MAX_WORK:.0e} (about {took}); shorten the frame range, raise "
                                       "particle_spacing or lower simulation.max_substeps")
-    _check_sources_free(scene, sdf_cache)
+    _check_sources_free(scene, particles, sdf_cache)
     return estimate
 
 
@@ -204,31 +204,51 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
 # Share of the sources' particles inside one collider's solid from which the scene is refused:
 # "most" of them; a source overlapping a wall a little is normal, the bake drops those particles.
 SWALLOWED_SHARE = 0.5
-# Particles tested at most (evenly strided): the share, not each particle, is what matters.
+# About this many source points are tested (a coarser lattice for larger sources): the share, not
+# each particle, is what matters.
 _SWALLOW_SAMPLE = 100_000
 
 
-def _check_sources_free(scene: Scene, sdf_cache=None) -> None:
+def _sample_sources(scene: Scene, particles: int) -> np.ndarray:
+    """Points of the volume sources on a lattice coarse enough to give about ``_SWALLOW_SAMPLE`` of
+    the ``particles`` the bake will make: the swallow check needs a share, and filling a source of a
+    million particles here as well as in the bake would cost seconds twice."""
+    from .sources import fill_volume
+
+    budget = int(scene.simulation["memory_budget_mb"] * 2**20)
+    coarse = max(1, math.ceil((particles / _SWALLOW_SAMPLE) ** (1.0 / 3.0)))
+    filled = []
+    for k, (kind, p) in enumerate(scene.sources):
+        if kind == "inflow":
+            continue
+        try:
+            filled.append(fill_volume(kind, p, coarse * scene.particle_spacing, scene.base_dir, f"sources[{k}]",
+                                      budget))
+        except InputError:
+            if coarse == 1:
+                raise
+            # Too thin for the coarse lattice: the bake's own lattice decides (and says what is wrong).
+            filled.append(fill_volume(kind, p, scene.particle_spacing, scene.base_dir, f"sources[{k}]", budget))
+    return np.concatenate(filled) if filled else np.zeros((0, 3))
+
+
+def _check_sources_free(scene: Scene, particles: int, sdf_cache=None) -> None:
     """Refuse a collider whose solid would hold most of the volume sources' particles.
 
     The test is the bake's own: a particle is dropped at the start when its signed
     distance to a collider at ``frame_start`` is below a quarter spacing
-    (``Simulation._free_of_colliders``).
+    (``Simulation._free_of_colliders``), on a sample of the sources' points (``_sample_sources``).
     """
     from .colliders import COLLIDERS, BuildContext
     from .colliders.motion import motion_from_scene
     from .colliders.reach import scene_reach
     from .colliders.response import distances
-    from .sources import fill_volume
 
     budget = int(scene.simulation["memory_budget_mb"] * 2**20)
     spacing = scene.particle_spacing
-    filled = [fill_volume(kind, p, spacing, scene.base_dir, f"sources[{k}]", budget)
-              for k, (kind, p) in enumerate(scene.sources) if kind != "inflow"]
-    pts = np.concatenate(filled) if filled else np.zeros((0, 3))
+    pts = _sample_sources(scene, particles)
     if not len(pts):
         return
-    pts = pts[::math.ceil(len(pts) / _SWALLOW_SAMPLE)]
     frame = scene.frame_start
     for k, (kind, p) in enumerate(scene.colliders):
         rot, pos = motion_from_scene(p, frame).transform(frame)
