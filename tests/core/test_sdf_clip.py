@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +38,8 @@ def _ground_scene(tmp_path: Path, domain=DOMAIN, frame_end: int = 16) -> Path:
 
 
 def test_a_40m_ground_in_a_2m_domain_gets_a_grid_bounded_by_the_domain(tmp_path):
-    """Before the clip: a 1605 x 1605 x 14 grid (144 MB of float32, 19 s to build). Now the grid
-    spans the domain plus the padding and a few cells, and builds in well under a second."""
+    """Before the clip: a 1605 x 1605 x 14 grid (144 MB of float32). Now the grid spans the domain
+    plus the padding and a few cells (build times: BENCHMARKS.md)."""
     scene = load_scene(_ground_scene(tmp_path))
     sim = Simulation(scene)
     shape = sim.colliders[0].shape
@@ -54,15 +53,13 @@ def test_a_40m_ground_in_a_2m_domain_gets_a_grid_bounded_by_the_domain(tmp_path)
     for p, d in (((0, 0, 0.1), 0.1), ((0, 0, -0.05), -0.05), ((0.95, -0.95, -0.1), -0.1),
                  ((1.1, 1.1, -0.1), -0.1), ((0.5, 0.5, -0.25), 0.05)):
         assert sdf_grid(shape.params, shape.grid, *p)[0] == pytest.approx(d, abs=1e-6), p
-    # The same build again, compiled: well under a second.
+    # The same build again (its time is in BENCHMARKS.md, scripts/benchmarks/sdf_clip.py).
     from sph_addon.core.colliders import mesh_collider
     from sph_addon.core.colliders.mesh_io import load_mesh
 
     v, t = load_mesh(tmp_path / "ground.ply", "ground")  # float32 corners, as the bake reads them
     settings = mesh_collider.mesh_settings(dict(scene.colliders[0][1]), SPACING)
-    t0 = time.perf_counter()
     again = build_mesh_sdf(v, t, reach=sim_reach(sim), **settings)
-    assert time.perf_counter() - t0 < 0.5
     assert np.array_equal(again.grid, shape.grid)
     # validate's estimate sizes the same grid.
     estimate = preflight(scene)
