@@ -21,6 +21,7 @@ from sph_addon.core.errors import InputError
 from sph_addon.core.plyio import read_ply
 from sph_addon.core.scene import load_scene, parse_scene
 from sph_addon.core.simulation import Simulation
+from sph_addon.core.sources import fill_volume
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
 
@@ -150,6 +151,22 @@ def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, coll
         assert err.startswith("error: colliders[1]: its inside covers the sources: 100% of the particles") and \
             remedy in err and len(err.strip().splitlines()) == 1, err
     assert sorted(tmp_path.iterdir()) == before, "nothing may be written"
+
+
+def test_the_swallow_check_samples_large_sources_coarsely_and_still_takes_a_thin_one(tmp_path):
+    """Preflight tests the sources on a lattice coarse enough for ~100k points (here twice the
+    spacing, for ~147k particles); a sheet 0.07 m thick has no point on that lattice, so it is
+    sampled on the bake's own (0.1 m), where it has one layer, instead of being refused."""
+    from sph_addon.core.preflight import preflight
+
+    write_mesh_ply(tmp_path / "sheet.ply", *box_mesh((-0.5, -0.5, 0.45), (0.5, 0.5, 0.52)))
+    big = {"type": "box", "material": "water", "min": [3, 3, 0], "max": [10, 10, 3]}
+    sheet = {"type": "mesh", "material": "water", "path": "sheet.ply"}
+    scene = load_scene(_scene(tmp_path, colliders=[{"type": "plane", "position": [0, 0, -2]}],
+                              sources=[big, sheet]))
+    assert preflight(scene).particles > 100_000
+    with pytest.raises(InputError, match="encloses no volume"):
+        fill_volume("mesh", scene.sources[1][1], 0.2, tmp_path, "sources[1]", 2**30)
 
 
 def test_the_same_container_with_flip_normals_keeps_its_particles(tmp_path, monkeypatch):
