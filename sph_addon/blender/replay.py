@@ -34,6 +34,9 @@ presets (``liquid_materials``: one shader reading the ``material`` attribute).
 
 Attributes (both mechanisms alike): ``velocity`` (once: no ``vx vy vz`` left), ``speed``, an
 integer ``material``; on particles an integer ``id`` and ``age`` (s) when the cache has them.
+``velocity`` is per second of the *timeline*: the cache's physical velocity times the bake's
+time scale (modifier input Time Scale, read from the cache's stored scene), so motion blur in
+slow motion is as long as the motion in one shutter; ``speed`` stays physical (m/s).
 
 Frame ranges: each object reads only the frames whose files its cache holds (modifier inputs
 First Frame / Last Frame, kept by :func:`sync_frames` in step with the files after every
@@ -58,6 +61,8 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
+from ..core.errors import InputError
+from ..core.jsonfile import read_json
 from ..core.plyio import PlyError, read_ply
 from . import liquid_materials
 from .replay_nodes import (
@@ -69,6 +74,7 @@ from .replay_nodes import (
     PARTICLES,
     SURFACE,
     TAG_GROUP,
+    TIME_SCALE,
     ensure_group,
 )
 
@@ -147,6 +153,7 @@ def ensure_replay(domain_ob: bpy.types.Object, cache_dir: str, particle_radius: 
         _configure(ob, kind, mode, domain_ob.name, cache_dir, particle_radius,
                    _domain_material(domain_ob) or material or liquid_materials.material_for([]))
         _sync_frames(ob)
+        _sync_time_scale(ob)
         result.append(ob)
     show_particles_in_render(result[0], render_particles)
     if mode == MODE_HANDLER:
@@ -178,6 +185,7 @@ def refresh(domain_ob: bpy.types.Object) -> None:
     obs = [ob for ob in find_replay(domain_ob) if ob is not None]
     for ob in obs:
         _sync_frames(ob)
+        _sync_time_scale(ob)
         if ob.get(TAG_MODE) == MODE_HANDLER and ob.type == 'MESH':
             ob.data.pop(_TAG_LOADED, None)
         ob.update_tag()
@@ -233,6 +241,21 @@ def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
 
 def _sync_frames(ob: bpy.types.Object) -> bool:
     return set_frame_range(ob, *_files_on_disk(ob))
+
+
+def _sync_time_scale(ob: bpy.types.Object) -> None:
+    """Set the Time Scale input from the cache's stored scene (left as it is when nothing is baked)."""
+    some = _frame_file(ob, 0)
+    if some is None or _socket_identifier(_replay_modifier(ob).node_group, TIME_SCALE) is None:
+        return
+    try:
+        stored = read_json(some.parent.parent / "scene.json", "stored scene")
+        simulation = stored.get("simulation")
+        scale = float(simulation.get("time_scale", 1.0)) if isinstance(simulation, dict) else 1.0
+    except (InputError, AttributeError, TypeError, ValueError):
+        return
+    if scale > 0 and _get_input(ob, TIME_SCALE) != scale:
+        _set_input(ob, TIME_SCALE, scale)
 
 
 def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
@@ -318,7 +341,7 @@ def _use_group(ob: bpy.types.Object, mod: bpy.types.Modifier, group: bpy.types.N
     """Point the modifier at ``group``; a new group means new socket identifiers: carry the user's values by name."""
     if mod.node_group is group:
         return
-    kept = {name: _get_input(ob, name) for name in ("Path", "Radius", "Material")}
+    kept = {name: _get_input(ob, name) for name in ("Path", "Radius", "Material", TIME_SCALE)}
     old = mod.node_group
     mod.node_group = group
     if old is not None and old.get(TAG_GROUP) and old.users == 0:
@@ -557,6 +580,7 @@ def _on_load_post(*_args) -> None:
             if mod is not None:
                 _use_group(ob, mod, ensure_group(ob[TAG_KIND], ob[TAG_MODE]))
                 _sync_frames(ob)
+                _sync_time_scale(ob)
     _reload_frame()
 
 

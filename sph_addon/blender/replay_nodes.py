@@ -19,8 +19,10 @@ MODE_HANDLER = "handler"
 TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
 # 2: First Frame / Last Frame inputs; the frame is clamped to them and nothing is read outside them.
 # 3: integer id and material, speed; vx vy vz and particle_id removed.
-GROUP_VERSION = 3
+# 4: Time Scale input: velocity in timeline seconds (motion blur in slow motion).
+GROUP_VERSION = 4
 FIRST, LAST = "First Frame", "Last Frame"
+TIME_SCALE = "Time Scale"
 
 
 def ensure_group(kind: str, mode: str) -> bpy.types.NodeTree:
@@ -64,17 +66,25 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
                               "when First Frame > Last Frame")
         # State the add-on keeps in step with the cache, not a setting: an edit would be overwritten.
         frames.hide_in_modifier = True
+    scale = iface.new_socket(TIME_SCALE, in_out="INPUT", socket_type="NodeSocketFloat")
+    scale.default_value, scale.min_value = 1.0, 1e-6
+    scale.description = ("The bake's time scale (seconds of physics per second of the timeline, kept by the "
+                         "add-on): velocity is multiplied by it, so motion blur spans what moves in one shutter "
+                         "of the timeline; speed stays physical")
+    scale.hide_in_modifier = True
     iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
 
     nodes, links = ng.nodes, ng.links
     group_in = nodes.new("NodeGroupInput")
     group_in.location = (-1300, 0)
     if mode == MODE_IMPORT:
-        geometry = _attribute_chain(ng, _import_chain(ng, group_in), kind)
+        geometry = _attribute_chain(ng, _import_chain(ng, group_in), kind, group_in.outputs[TIME_SCALE])
         x = 1800  # right of the attribute chain
     else:
-        geometry = group_in.outputs["Geometry"]
-        x = 0
+        velocity = _named(ng, "velocity", 'FLOAT_VECTOR', (-500, -200))
+        geometry = _store(ng, group_in.outputs["Geometry"], "velocity", 'FLOAT_VECTOR',
+                          _scaled(ng, velocity.outputs["Attribute"], group_in.outputs[TIME_SCALE], (-300, -200)), -100)
+        x = 100
     if kind == PARTICLES:
         to_points = nodes.new("GeometryNodeMeshToPoints")
         to_points.location = (x, 0)
@@ -160,12 +170,24 @@ def _store(ng: bpy.types.NodeTree, geometry, name: str, data_type: str, value, x
     return store.outputs["Geometry"]
 
 
-def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kind: str) -> bpy.types.NodeSocket:
+def _scaled(ng: bpy.types.NodeTree, vector: bpy.types.NodeSocket, factor: bpy.types.NodeSocket,
+            location) -> bpy.types.NodeSocket:
+    scale = ng.nodes.new("ShaderNodeVectorMath")
+    scale.operation = 'SCALE'
+    scale.location = location
+    ng.links.new(vector, scale.inputs[0])
+    ng.links.new(factor, scale.inputs["Scale"])
+    return scale.outputs["Vector"]
+
+
+def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kind: str,
+                     time_scale: bpy.types.NodeSocket) -> bpy.types.NodeSocket:
     """The imported PLY properties as the attributes a shader or Geometry Nodes wants (4.5+).
 
     Import PLY makes every extra vertex property a FLOAT point attribute (verified 4.5.4,
-    5.0.1): ``velocity`` is stored once from ``vx vy vz`` (Cycles motion blur reads it),
-    which are then removed; ``speed`` is its length; ``material`` becomes an integer. On
+    5.0.1): ``velocity`` is stored once from ``vx vy vz`` times ``time_scale`` (timeline
+    seconds: Cycles motion blur reads it), which are then removed; ``speed`` is the physical
+    speed (m/s, for shading); ``material`` becomes an integer. On
     particles, ``id`` becomes an integer from ``particle_id`` (4.5 drops a float ``id``,
     the name being reserved for integers; 5.0 keeps it) or, in caches written before
     ``particle_id``, from ``id``; a cache with neither gets none. ``age`` (seconds) arrives
@@ -177,7 +199,8 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
     combine.location = (x - 200, -200)
     for i, axis in enumerate("xyz"):
         links.new(_named(ng, "v" + axis, 'FLOAT', (x - 400, -150 - 120 * i)).outputs["Attribute"], combine.inputs[i])
-    geometry = _store(ng, geometry, "velocity", 'FLOAT_VECTOR', combine.outputs[0], x)
+    geometry = _store(ng, geometry, "velocity", 'FLOAT_VECTOR',
+                      _scaled(ng, combine.outputs[0], time_scale, (x - 100, -400)), x)
     length = nodes.new("ShaderNodeVectorMath")
     length.operation = 'LENGTH'
     length.location = (x, -200)

@@ -164,6 +164,31 @@ def test_replay_attributes(replay, scene_file, read_ply, cache_root):
     np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(_xyz(sfile, "v"), axis=1), rtol=1e-5)
 
 
+def test_velocity_follows_the_timeline_in_slow_motion(replay, cache_root, tmp_path, read_ply):
+    """A bake at time scale 0.25 moves 4x slower on the timeline: velocity (motion blur) is scaled, speed is not.
+
+    The time scale is read from the cache's stored scene, and follows it when a new bake changes it.
+    """
+    shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
+    stored = tmp_path / "sph_cache" / "scene.json"
+    stored.write_text(json.dumps({"simulation": {"time_scale": 0.25}}))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "slow.blend"))
+    domain = _domain()
+    particles, surface = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
+    bpy.context.scene.frame_set(2)
+    velocity = _xyz(read_ply(tmp_path / "sph_cache" / "particles" / "particles_0002.ply").vertices, "v")
+    surface_velocity = _xyz(read_ply(tmp_path / "sph_cache" / "surface" / "surface_0002.ply").vertices, "v")
+    attrs = evaluated_point_attributes(particles)
+    np.testing.assert_allclose(attrs["velocity"][1], 0.25 * velocity, atol=1e-7)
+    np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(velocity, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(evaluated_mesh_attributes(surface)["velocity"][1], 0.25 * surface_velocity, atol=1e-7)
+
+    stored.write_text(json.dumps({"simulation": {}}))  # re-baked at the default time scale
+    replay.refresh(domain)
+    np.testing.assert_allclose(evaluated_point_attributes(particles)["velocity"][1], velocity, atol=1e-7)
+
+
 def test_cache_without_newer_fields_still_gives_integer_ids(ext, replay, cache_root, tmp_path, read_ply):
     """A cache written before particle_id and age: ids come from ``id`` (5.0 imports it; 4.5 drops it)."""
     plyio = ext.core("plyio")
