@@ -14,9 +14,19 @@ sample reads and builds the frame afresh (from the OS page cache, as the files w
 written). ``revisit`` is the cost of returning to a frame already shown with unchanged
 files: what scrubbing back and forth costs.
 
+Surface files carry no normals by default (the Domain's default); ``--normals`` writes
+``nx ny nz`` as older versions did (Import PLY then builds custom normals).
+
+``--scrub N`` measures memory instead: N frames are written, then shown one after the
+other (each read once, as when scrubbing forward) and the process's resident memory is
+printed every tenth of the way, with Blender's *Memory Cache Limit* preference (where Import
+PLY keeps what it read) at its default or at ``--cache-limit`` MB (one process per limit:
+memory freed by the cache stays with the allocator).
+
 Run with a bpy venv (no extension install needed: the package is imported from the checkout)::
 
     .venv-bpy-4.5/bin/python scripts/benchmarks/blender_replay.py --repeat 5
+    .venv-bpy-4.5/bin/python scripts/benchmarks/blender_replay.py --scrub 100 [--cache-limit 512]
 """
 
 from __future__ import annotations
@@ -77,7 +87,7 @@ def _noisy_sphere(rng: np.random.Generator, frame: int) -> tuple[np.ndarray, np.
     return rec, tris
 
 
-def write_cache(root: Path, frames: tuple[int, ...], normals: bool = True) -> tuple[int, int]:
+def write_cache(root: Path, frames: tuple[int, ...], normals: bool = False) -> tuple[int, int]:
     """Write the frames; return (vertices, triangles) of the surface."""
     from sph_addon.core.cache import CacheDir
     from sph_addon.core.plyio import write_ply
@@ -144,11 +154,48 @@ def measure(cache: Path, particles, surface, repeat: int) -> dict[str, float]:
     return out
 
 
+def _rss_mb() -> float:
+    """Resident memory of this process now (Linux /proc), MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def scrub(work: Path, frames: int, limit: int | None) -> None:
+    """Show ``frames`` new frames in order under a Memory Cache Limit; print resident memory as it goes."""
+    import bpy
+
+    from sph_addon.blender import replay
+
+    prefs = bpy.context.preferences.system
+    if limit is not None:
+        prefs.memory_cache_limit = limit
+    replay.register()
+    domain = bpy.data.objects.new("Domain", None)
+    bpy.context.scene.collection.objects.link(domain)
+    objects = replay.ensure_replay(domain, "//sph_cache", 0.005)
+    bpy.context.scene.frame_set(1)
+    _evaluate(objects)
+    start = _rss_mb()
+    marks = []
+    for frame in range(1, frames + 1):
+        bpy.context.scene.frame_set(frame)
+        _evaluate(objects)
+        if frame % max(1, frames // 10) == 0:
+            marks.append(f"{_rss_mb():.0f}")
+    print(f"\nBlender {bpy.app.version_string}: scrubbing {frames} new frames of {N_PARTICLES:,} particles + "
+          f"surface, Memory Cache Limit {prefs.memory_cache_limit} MB, resident memory (MB): after frame 1 "
+          f"{start:.0f}, every {max(1, frames // 10)} frames " + " ".join(marks))
+    replay.unregister()
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="samples per configuration (median reported)")
-    parser.add_argument("--no-normals", action="store_true",
-                        help="surface files without nx ny nz (Import PLY then makes no custom normals)")
+    parser.add_argument("--normals", action="store_true",
+                        help="surface files with nx ny nz (Import PLY then builds custom normals)")
+    parser.add_argument("--scrub", type=int, default=0, metavar="N", help="measure memory over N new frames")
+    parser.add_argument("--cache-limit", type=int, default=None, metavar="MB",
+                        help="Memory Cache Limit while scrubbing (default: Blender's)")
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="sph_replay_bench_"))
@@ -158,13 +205,19 @@ def main(argv: list[str]) -> int:
     from sph_addon.blender import replay
 
     t0 = time.perf_counter()
-    n_verts, n_tris = write_cache(work / "sph_cache", (1, 2), normals=not args.no_normals)
+    n_verts, n_tris = write_cache(work / "sph_cache", tuple(range(1, max(args.scrub, 2) + 1)), normals=args.normals)
     print(f"cache written in {time.perf_counter() - t0:.1f} s: "
           f"particles_0001.ply {os.path.getsize(work / 'sph_cache/particles/particles_0001.ply') / 1e6:.1f} MB, "
           f"surface_0001.ply {os.path.getsize(work / 'sph_cache/surface/surface_0001.ply') / 1e6:.1f} MB")
 
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(work / "bench.blend"))
+    if args.scrub:
+        if not replay.native_import_available():
+            print("this Blender has no Import PLY node: the frame handler keeps no frames in memory")
+        scrub(work, args.scrub, args.cache_limit)
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
     replay.register()
     modes = ["import_ply", "handler"] if replay.native_import_available() else ["handler"]
     rows = []
@@ -181,7 +234,7 @@ def main(argv: list[str]) -> int:
 
     print(f"\nBlender {bpy.app.version_string}: one new frame, {N_PARTICLES:,} particles + "
           f"a surface of {n_verts:,} vertices / {n_tris:,} triangles"
-          f"{' (no normals)' if args.no_normals else ''}, median of {args.repeat} (ms)")
+          f"{' (with normals)' if args.normals else ''}, median of {args.repeat} (ms)")
     print(f"{'mechanism':<12} {'both':>8} {'particles':>10} {'surface':>8} {'revisit':>8}")
     for mode, r in rows:
         print(f"{mode:<12} {r['both']:>8.1f} {r['particles']:>10.1f} {r['surface']:>8.1f} {r['revisit']:>8.1f}")

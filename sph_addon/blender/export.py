@@ -259,9 +259,12 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     for ob in (domain, *members(scene, 'COLLIDER')):
         migrate.upgrade(ob.sph.material)
     migrate.upgrade_unit_scale(domain)
+    migrate.upgrade_surface_normals(domain)
     if domain.library is None:
-        # Stored explicitly, so a file saved from now on is never taken for one from before the setting.
+        # Stored explicitly, so a file saved from now on is never taken for one from before the setting
+        # (or, for normals, from before its default changed).
         d.use_unit_scale = d.use_unit_scale
+        d.surface.normals = d.surface.normals
     unit = unit_scale(scene, domain)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     frame_start, frame_end = frames if frames is not None else (d.frame_start, d.frame_end)

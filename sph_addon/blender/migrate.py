@@ -349,12 +349,32 @@ def upgrade_unit_scale(ob) -> bool:
     return True
 
 
+NORMALS = "normals"
+
+
+def upgrade_surface_normals(ob) -> bool:
+    """Keep normals in the surface files of a Domain baked before they were off by default.
+
+    Until then every surface file carried ``nx ny nz``; without them the replay shades the mesh
+    smooth itself, ~30 % faster per frame. A baked Domain (it has replay objects) that stores no
+    value predates the change (every export of this version stores it) and keeps them; never
+    baked, the new default applies. True if stored.
+    """
+    if ob.sph.role != 'DOMAIN' or ob.library is not None or NORMALS in ob.sph.domain.surface:
+        return False
+    particles, surface = replay.find_replay(ob)
+    if particles is None and surface is None:
+        return False
+    ob.sph.domain.surface[NORMALS] = True
+    return True
+
+
 def upgrade_all() -> int:
     """Upgrade every local object of the open file (any role); the number of objects changed."""
     changed = 0
     for ob in bpy.data.objects:
         if ob.library is None and (upgrade(ob.sph.material) | upgrade_render_particles(ob)
-                                   | upgrade_unit_scale(ob)):
+                                   | upgrade_unit_scale(ob) | upgrade_surface_normals(ob)):
             changed += 1
     return changed
 

@@ -297,3 +297,27 @@ def test_a_centimetre_file_baked_before_unit_scale_keeps_metres(ext, tmp_path, c
     bpy.ops.wm.save_mainfile()
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "never_baked.blend"))
     assert bpy.data.objects["Tank"].sph.domain.use_unit_scale is True
+
+
+def test_surface_normals_are_off_for_new_domains_and_kept_for_old_bakes(ext, tmp_path, clean):
+    """Normals are off by default (the replay shades smooth itself, and loads a frame faster); the export
+    stores the setting. A Domain baked before the default changed stores no value: reopened, it keeps
+    writing normals, as it did. Never baked, it gets the new default."""
+    read_ply = ext.core("plyio").read_ply
+    tank = _unit_scene(tmp_path, "new", 1.0)
+    tank.sph.domain.surface_enabled = True
+    assert tank.sph.domain.surface.normals is False
+    assert bpy.ops.sph.bake_data(frame_end=1) == {'FINISHED'}
+    assert bpy.ops.sph.bake_mesh() == {'FINISHED'}
+    surface = ext.sub("export").cache_dir(tank) / "surface" / "surface_0001.ply"
+    assert {"x", "vx", "material"} <= set(read_ply(surface).vertices.dtype.names)
+    assert "nx" not in read_ply(surface).vertices.dtype.names
+    assert "normals" in tank.sph.domain.surface.keys(), "stored by the export"
+    del tank.sph.domain.surface["normals"]  # as a file saved before the default changed
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "new.blend"))
+    assert bpy.data.objects["Tank"].sph.domain.surface.normals is True
+    tank = _unit_scene(tmp_path, "never_baked_normals", 1.0)
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "never_baked_normals.blend"))
+    assert bpy.data.objects["Tank"].sph.domain.surface.normals is False

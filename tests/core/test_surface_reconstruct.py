@@ -40,7 +40,7 @@ def test_ball_is_closed_outward_and_keeps_volume(field, rotated):
     if rotated:
         rot, _ = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))
     x = lattice_ball(6.3 * S, S, center=(0.31, -0.12, 0.07), rotation=rot)
-    mesh = reconstruct_surface(x, None, default_settings(S, field=field))
+    mesh = reconstruct_surface(x, None, default_settings(S, field=field, normals=True))
     _assert_closed_oriented(mesh, components=1)
     vol = signed_volume(mesh.vertices, mesh.faces)
     target = len(x) * S**3

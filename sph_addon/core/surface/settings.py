@@ -58,8 +58,9 @@ SURFACE_PARAMETERS: tuple[Parameter, ...] = (
               description="Taubin inflate step mu (negative, |mu| slightly above lambda)"),
     Parameter("mesh_during_bake", False, label="Mesh During Bake",
               description="Mesh each frame as soon as it is simulated (otherwise run the mesh stage later)"),
-    Parameter("normals", True, label="Normals",
-              description="Write per-vertex normals (nx ny nz) into the surface files"),
+    Parameter("normals", False, label="Normals",
+              description="Write per-vertex normals (nx ny nz) into the surface files (Blender shades the "
+                          "surface smooth without them, and loads each frame ~30 % faster)"),
 )
 
 
@@ -87,7 +88,7 @@ class SurfaceSettings:
     smoothing_iterations: int = 5
     smoothing_lambda: float = 0.5
     smoothing_mu: float = -0.53
-    normals: bool = True
+    normals: bool = False
 
     def digest(self) -> str:
         """A short hash of these settings and the algorithm version (skip test of the stage)."""
