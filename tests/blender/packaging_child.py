@@ -100,11 +100,15 @@ def install(bpy, addon_utils, zip_path: str, result: dict) -> None:
 
 
 def check_numba(bpy, result: dict) -> None:
-    """The bundled wheel must be what ``import numba`` finds (these venvs have no numba of their own)."""
+    """A bake's numba must be a private copy of the zip's wheels (these venvs have no numba of their own)."""
+    import importlib
+
+    runtime = importlib.import_module(f"{ADDON}.sph_addon.blender.runtime")
+    result["numba_version"] = runtime.prepare_numba()
     import numba
 
-    result["numba_version"] = numba.__version__
     result["numba_file"] = os.path.realpath(numba.__file__)
+    result["runtime_dir"] = os.path.realpath(runtime.user_dir("runtime"))
     result["local_site"] = local = os.path.realpath(bpy.utils.user_resource('EXTENSIONS', path=".local"))
     # Only the wheels for this Python may be installed (the zip carries cp311 and cp313).
     result["installed"] = installed_wheels(local)

@@ -505,3 +505,4 @@ def test_numba_caches_under_the_extension_user_directory():
     shown = json.loads(r.stdout.strip().splitlines()[-1])
     assert shown["numba_loaded"], "the check must exercise the import"
     assert shown["cache_dir"].startswith(shown["user_dir"]), shown
+    shutil.rmtree(shown["user_dir"], ignore_errors=True)  # its wheels and private numba copy: ~380 MB
