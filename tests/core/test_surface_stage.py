@@ -54,7 +54,7 @@ def test_meshes_skips_and_forces(tmp_path):
     assert set(per_frame) == {1, 2, 3}
     ply = read_ply(cache / "surface" / "surface_0002.ply")
     names = set(ply.vertices.dtype.names)
-    assert {"x", "y", "z", "vx", "vy", "vz", "nx", "ny", "nz", "material"} <= names
+    assert names == {"x", "y", "z", "vx", "vy", "vz", "material"}, "normals only when asked for (off by default)"
     assert ply.vertices["x"].dtype == np.float32 and ply.vertices["material"].dtype == np.uint8
     pos = ply.positions()
     top = topology(pos, ply.faces)
@@ -76,9 +76,12 @@ def test_changed_settings_or_particles_remesh(tmp_path):
     cache = _make_cache(tmp_path, frames=(1, 2))
     mesh_cache(cache)
     scene = json.loads((cache / "scene.json").read_text())
-    scene["surface"] = {"smoothing_iterations": 0}
+    scene["surface"] = {"smoothing_iterations": 0, "normals": True}
     (cache / "scene.json").write_text(json.dumps(scene))
     assert mesh_cache(cache)["meshed"] == [1, 2]
+    ply = read_ply(cache / "surface" / "surface_0001.ply")
+    normals = np.column_stack([ply.vertices[n] for n in ("nx", "ny", "nz")])
+    np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0, atol=1e-5)
     ball = lattice_ball(2 * S, S)
     _write_particles(cache / "particles" / "particles_0001.ply", ball, np.zeros_like(ball),
                      np.zeros(len(ball), np.uint8))
