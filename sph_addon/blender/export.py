@@ -324,18 +324,19 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
         data["colliders"].append(_collider_static(ob, depsgraph, out_dir, unit))
+    outflows = members(scene, 'OUTFLOW')
+    for k, ob in enumerate(outflows):  # no key without Outflows: older files export as before
+        origins[f"outflows[{k}]"] = ob.name
+        data.setdefault("outflows", []).append(_outflow(ob, depsgraph, out_dir, unit))
     motion = Motion(colliders, data["colliders"][len(data["colliders"]) - len(colliders):], inflows,
                     data["sources"][len(data["sources"]) - len(inflows):],
                     [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
-                     if ob.sph.fluid.inherit_velocity != 0.0], unit)
+                     if ob.sph.fluid.inherit_velocity != 0.0], unit, outflows, data.get("outflows", []))
     # Velocities the motion gives (inherit velocity) are per second of physics: fps / time scale.
     found = _sample_motion(scene, motion, out_dir, frame_start, frame_end,
                            data["fps"] / data["simulation"].get("time_scale", 1.0))
     if notes is not None:
         notes += found
-    for k, ob in enumerate(members(scene, 'OUTFLOW')):  # no key without Outflows: older files export as before
-        origins[f"outflows[{k}]"] = ob.name
-        data.setdefault("outflows", []).append(_outflow(ob, depsgraph, out_dir, unit))
     if unit != 1.0:
         to_metres(data, unit)
     return data, origins
@@ -414,6 +415,8 @@ class Motion:
     inflow_items: list
     fluids: list  # (object, source item) of Fluids that inherit their velocity
     unit: float = 1.0  # metres per Blender unit, for the meshes of deforming colliders
+    outflows: list = field(default_factory=list)
+    outflow_items: list = field(default_factory=list)
 
 
 def _at_frames(scene, frames, visit) -> None:
@@ -454,10 +457,11 @@ def _sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end:
 
     A Collider left at Static whose world transform changes over the range (an action, a
     constraint, a parent's animation) would silently ignore its motion: it is exported as Animated,
-    with a note. An Inflow gets keyframes only when it moves, so a still one exports as before.
+    with a note. An Inflow or Outflow gets keyframes only when it moves, so a still one exports as
+    before.
     """
     declared = [ob for ob in m.colliders if ob.sph.collider.motion != 'STATIC']
-    watched = [ob for ob in (*m.colliders, *m.inflows) if ob not in declared]
+    watched = [ob for ob in (*m.colliders, *m.inflows, *m.outflows) if ob not in declared]
     probes = {ob.name: [] for ob in watched}
     if watched and frame_end > frame_start:
         _at_frames(scene, _probe_frames(frame_start, frame_end),
@@ -487,9 +491,11 @@ def _sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end:
         if ob in m.inflows:
             _inflow_keys(m.inflow_items[m.inflows.index(ob)], ob, keys[ob.name])
             continue
-        it = m.collider_items[m.colliders.index(ob)]
+        it = m.outflow_items[m.outflows.index(ob)] if ob in m.outflows else m.collider_items[m.colliders.index(ob)]
         it["keyframes"] = [{k: v for k, v in key.items() if k != "axis"} for key in keys[ob.name]]
         it["position"], it["rotation"] = it["keyframes"][0]["position"], it["keyframes"][0]["rotation"]
+        if ob in m.outflows:
+            continue
         if ob not in declared:
             notes.append(f"{ob.name}: its Motion is Static but it moves over frames {frame_start}-{frame_end}; "
                          "baked as Animated (set Motion to Animated to say so)")

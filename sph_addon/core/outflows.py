@@ -5,8 +5,8 @@ closed ``mesh`` through its signed distance field) placed like a collider (``pos
 ``rotation``), whose solid side removes particles instead of pushing them: a drain, a sink
 under a waterfall, the end of a channel. A particle is removed at the end of the substep in
 which its centre is inside (signed distance below 0), as the domain box removes the particles
-outside it. Outflows are static for now (no ``keyframes``, no deforming mesh): the Blender
-export places them where they are at the bake's first frame.
+outside it. An outflow moves through ``keyframes`` as a collider does (the Blender export samples
+an Outflow that moves every frame); its mesh cannot deform.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape
+from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape, parse_keyframes
 from .colliders.motion import Motion, motion_from_scene
 from .errors import InputError
 from .params import check_name, resolve
@@ -44,9 +44,9 @@ def parse_outflow(item: Any, where: str, base_dir: Path, frame_range: tuple[int,
         raise InputError(where, "expected an object")
     kind = check_name(item.get("type"), OUTFLOW_KINDS, f"{where}.type", "outflow type")
     ct = COLLIDERS[kind]
-    body = {k: v for k, v in item.items() if k not in ("type", *ct.list_fields)}
+    body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
     p = resolve(PLACEMENT_PARAMETERS + ct.parameters, body, where)
-    p["keyframes"] = []
+    p["keyframes"] = parse_keyframes(item.get("keyframes", []), p, where)
     if ct.deforming(p) or any(k in item for k in ct.list_fields):
         raise InputError(f"{where}.deforming", "an outflow's mesh cannot deform; give one mesh (a static path)")
     if ct.check is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .colliders import COLLIDERS, COMMON_PARAMETERS
+from .colliders import COLLIDERS, COMMON_PARAMETERS, parse_keyframes
 from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
@@ -303,20 +303,7 @@ def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int
     ct = COLLIDERS[kind]
     body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
     p = resolve(COMMON_PARAMETERS + ct.parameters, body, where)
-    keys = item.get("keyframes", [])
-    if not isinstance(keys, list):
-        raise InputError(f"{where}.keyframes", "expected a list of {frame, position, rotation}")
-    key_params = (Parameter("frame", 1.0, "", None, None), COMMON_PARAMETERS[4], COMMON_PARAMETERS[5])
-    frames = []
-    resolved_keys = []
-    for k, key in enumerate(keys):
-        kp = resolve(key_params, key, f"{where}.keyframes[{k}]",
-                     base={"position": p["position"], "rotation": p["rotation"]})
-        if frames and kp["frame"] <= frames[-1]:
-            raise InputError(f"{where}.keyframes[{k}].frame", "keyframes must be in increasing frame order")
-        frames.append(kp["frame"])
-        resolved_keys.append(kp)
-    p["keyframes"] = resolved_keys
+    p["keyframes"] = parse_keyframes(item.get("keyframes", []), p, where)
     if ct.check is not None:
         # Files referenced by the collider (mesh paths, one per frame when deforming) must
         # exist and be readable now; their content is checked when the shape is built.

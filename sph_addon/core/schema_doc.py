@@ -39,7 +39,8 @@ def _outflows_section() -> list[str]:
             "particles leaving the `domain`): a particle is removed at the end of the substep in which its centre",
             "is inside. Each item has a `type` (" + ", ".join(f"`{k}`" for k in OUTFLOW_KINDS) + "), the fields",
             "below and the shape fields of the collider type of the same name (a `mesh` outflow: a closed mesh",
-            "through its distance field, as a mesh collider; not deforming). Outflows do not move.", "",
+            "through its distance field, as a mesh collider; not deforming). An outflow moves through `keyframes`",
+            "(`{frame, position, rotation}`, as a collider's).", "",
             *_table(PLACEMENT_PARAMETERS), ""]
 
 

@@ -113,3 +113,21 @@ def test_outflow_role_is_exported_and_removes_particles(ext, tank, tmp_path):
     z = sim.state.x[:, 2]
     # Water particles sit at z 0.375 .. 0.625: those below the drain's top (0.5) are gone at once.
     assert len(z) > 0 and z.min() > 0.5 and sum(sim.state.removed.values()) == 6 * 6 * 3
+
+
+def test_an_outflow_that_moves_is_exported_with_keyframes(ext, tank, tmp_path):
+    """An Outflow keyed to slide 0.5 m along x over frames 1-2 exports its pose per frame (a still one
+    exports none, above); the core reads the keys as a moving drain."""
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0, 0, 0.2))
+    drain = bpy.context.object
+    drain.name, drain.sph.role = "Drain", 'OUTFLOW'
+    drain.keyframe_insert("location", frame=1)
+    drain.location.x = 0.5
+    drain.keyframe_insert("location", frame=2)
+    bpy.context.scene.frame_set(1)
+    (item,) = _build(ext, tank, tmp_path)["outflows"]
+    assert [k["frame"] for k in item["keyframes"]] == [1, 2]
+    assert [k["position"][0] for k in item["keyframes"]] == pytest.approx([0.0, 0.5])
+    (_, p), = ext.core("scene").parse_scene(_build(ext, tank, tmp_path), tmp_path / "in").outflows
+    motion = ext.core("colliders.motion").motion_from_scene(p, 1)
+    assert motion.transform(1.5)[1] == pytest.approx([0.25, 0.0, 0.2])

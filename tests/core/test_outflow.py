@@ -55,7 +55,18 @@ def test_mesh_outflow_uses_its_distance_field(tmp_path):
     assert _left_right(sim) == (0, n0 // 2) and removed == n0 // 2
 
 
+def test_a_keyframed_outflow_moves():
+    """A drain keyed from under the left column (frame 1) to under the right one (frame 3), before
+    either lands (frame ~8): the right column is removed, the left one lands and stays."""
+    drain = {"type": "box", "name": "drain", "size": [0.3, 0.2, 0.2], "position": [0.15, 0.1, 0.1],
+             "keyframes": [{"frame": 1, "position": [0.15, 0.1, 0.1]}, {"frame": 3, "position": [0.75, 0.1, 0.1]}]}
+    sim, n0, removed = _run([drain])
+    assert _left_right(sim) == (n0 // 2, 0) and removed == n0 // 2
+
+
 @pytest.mark.parametrize("item, where", [
+    ({"type": "box", "keyframes": [{"frame": 2}, {"frame": 1}]}, "outflows[0].keyframes[1].frame"),
+    ({"type": "box", "keyframes": {"frame": 2}}, "outflows[0].keyframes"),
     ({"type": "plane"}, "outflows[0].type"),
     ({"type": "box", "friction": 0.5}, "outflows[0].friction"),
     ({"type": "box", "size": [0, 1, 1]}, "outflows[0].size[0]"),

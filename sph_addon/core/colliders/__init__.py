@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import config
-from ..params import Parameter
+from ..errors import InputError
+from ..params import Parameter, resolve
 from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
 
 if TYPE_CHECKING:
@@ -189,6 +190,25 @@ COLLIDERS: dict[str, ColliderType] = {
     "mesh": ColliderType(MESH_PARAMETERS, _build_mesh, MESH_DESCRIPTION, list_fields=("frame_paths",),
                          check=check_mesh_files, deforming=is_deforming),
 }
+
+
+def parse_keyframes(keys: Any, p: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """A placed item's ``keyframes`` (collider or outflow): ``{frame, position, rotation}`` in frame order.
+
+    A key's missing position or rotation is the item's own (``p``, resolved).
+    """
+    if not isinstance(keys, list):
+        raise InputError(f"{where}.keyframes", "expected a list of {frame, position, rotation}")
+    by_name = {q.name: q for q in COMMON_PARAMETERS}
+    key_params = (Parameter("frame", 1.0, "", None, None), by_name["position"], by_name["rotation"])
+    resolved = []
+    for k, key in enumerate(keys):
+        kp = resolve(key_params, key, f"{where}.keyframes[{k}]",
+                     base={"position": p["position"], "rotation": p["rotation"]})
+        if resolved and kp["frame"] <= resolved[-1]["frame"]:
+            raise InputError(f"{where}.keyframes[{k}].frame", "keyframes must be in increasing frame order")
+        resolved.append(kp)
+    return resolved
 
 
 def euler_xyz_matrix(rx: float, ry: float, rz: float) -> np.ndarray:
