@@ -25,6 +25,8 @@ def enable_extension():
     import blender_session
 
     bpy, _ = blender_session.start(tempfile.mkdtemp(prefix="sph_samples_user_"))
+    # No .blend1 backups beside the samples (the throwaway preferences are never saved).
+    bpy.context.preferences.filepaths.save_version = 0
     return bpy
 
 
@@ -179,8 +181,9 @@ def honey_stool(bpy):
     dom.sph.domain.surface.smoothing_iterations = 25
     # The coil turns several times a second: motion blur would smear the rope into a haze.
     scene.render.use_motion_blur = False
-    # Level with the top of the coil stack, close: the rope bending into its rings fills the frame.
-    camera_and_light(bpy, scene, (0.0, -0.135, top + 0.075), (0.0, 0.0, top + 0.021))
+    # The whole fall, spout (12 cm up) to the coil stack on the seat (8 cm wide at the end), a little
+    # from above so the rings on the stack show; render_sample_docs.py --check-framing checks it.
+    camera_and_light(bpy, scene, (0.0, -0.40, top + 0.15), (0.0, 0.0, top + 0.057))
     return scene
 
 
@@ -200,7 +203,8 @@ def mud_suzanne(bpy):
         monkey.keyframe_insert("location", frame=frame)
         monkey.keyframe_insert("rotation_euler", frame=frame)
     domain(bpy, "Domain", (-1.0, -0.5, 0.0), (1.0, 0.5, 0.8), 0.025, 60, "mud_suzanne")
-    camera_and_light(bpy, scene, (0.6, -2.4, 1.4), (0.0, 0.0, 0.1))
+    # The whole pool: the mud pushed ahead of Suzanne reaches the Domain's +x wall (x = 1) by the end.
+    camera_and_light(bpy, scene, (0.05, -3.4, 1.75), (0.05, 0.0, 0.1))
     scene.frame_set(1)
     return scene
 
@@ -221,7 +225,9 @@ def jelly_steps(bpy):
     material(bpy, steps[0], "Stone", (0.5, 0.5, 0.5, 1.0))
     collider(steps[0], friction=0.3)
     domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps")
-    camera_and_light(bpy, scene, (0.1, -2.2, 1.1), (0.1, 0.0, 0.35))
+    # The cube's whole path: thrown from 0.66-0.84 m at x = -0.3, it bounces down to the Domain's
+    # far wall (x = 0.8) and settles there (render_sample_docs.py --check-framing).
+    camera_and_light(bpy, scene, (0.2, -2.7, 1.05), (0.2, 0.0, 0.42))
     return scene
 
 

@@ -10,7 +10,6 @@ import shutil
 import bpy
 import pytest
 import record_exports
-from conftest import ROOT
 
 SIDES = ("x_min", "x_max", "y_min", "y_max", "z_min", "z_max")
 
@@ -68,11 +67,17 @@ def test_borders_and_wall_friction_are_exported(ext, tank, tmp_path):
     assert _walls(_build(ext, tank, tmp_path), "Tank") == [], "Closed Borders off opens every side"
 
 
-@pytest.mark.parametrize("name", ["dam_break", "honey_stool", "mud_suzanne", "old_layout"])
+# Files saved before per-side borders (the samples have been rebuilt since): the old-layout fixtures
+# (closed tanks) and the coiling honey sample as committed then (an open Domain).
+BEFORE_BORDERS = {**record_exports.blend_files(),
+                  "honey_stool_open": record_exports.OUT / "honey_stool_before_borders.blend"}
+
+
+@pytest.mark.parametrize("name", ["dam_break", "honey_stool", "honey_stool_open", "mud_suzanne", "old_layout"])
 def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, empty_file):
     """Saved before per-side borders: closed tanks stay closed with no friction (the same kernel),
     open ones stay open, and time runs at the timeline's rate."""
-    src = record_exports.OLD_LAYOUT if name == "old_layout" else ROOT / "sample_blends" / f"{name}.blend"
+    src = BEFORE_BORDERS[name]
     path = tmp_path / src.name
     shutil.copy(src, path)
     bpy.ops.wm.open_mainfile(filepath=str(path))
@@ -84,7 +89,7 @@ def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, 
     assert "time_scale" not in data["simulation"] and "outflows" not in data
     walls = _walls(data, domain.name)
     assert len(walls) == (1 if domain.sph.domain.closed_borders else 0)
-    assert domain.sph.domain.closed_borders == (name != "honey_stool"), "the honey sample is open"
+    assert domain.sph.domain.closed_borders == (name != "honey_stool_open"), "the coiling honey sample is open"
     for w in walls:
         assert set(w) == {"type", "name", "position", "size"}, "the item older versions wrote"
     colliders = ext.core("colliders")
