@@ -92,7 +92,7 @@ def _has_replay(domain) -> bool:
 
 
 def _frames_named(domain) -> tuple:
-    return tuple(replay.frame_range(ob) if ob is not None else None for ob in replay.find_replay(domain))
+    return tuple(replay.frame_range(ob, render=True) if ob is not None else None for ob in replay.find_replay(domain))
 
 
 def _name_farm_frames(domain) -> None:

@@ -38,13 +38,15 @@ integer ``material``; on particles an integer ``id`` and ``age`` (s) when the ca
 time scale (modifier input Time Scale, read from the cache's stored scene), so motion blur in
 slow motion is as long as the motion in one shutter; ``speed`` stays physical (m/s).
 
-Frame ranges: each object reads only the frames whose files its cache holds (modifier inputs
-First Frame / Last Frame, kept by :func:`sync_frames` in step with the files after every
-bake, meshing run and Free, while a bake runs, and when a file is opened); outside them it
-holds the nearest, and with no file it reads nothing. Import PLY prints ``Invalid PLY header``
-for a missing file on every evaluation, farm logs included, so it is never asked for one. A
+Frame ranges: each object reads only the frames from the first to the last file of its cache
+with particles (modifier inputs First Frame / Last Frame, kept by :func:`sync_frames` in step
+with the files after every bake, meshing run and Free, while a bake runs, and when a file is
+opened); before them it shows nothing, after them it holds the last, and with no such file it
+reads nothing. Import PLY prints ``Invalid PLY header`` for a missing file and ``no vertices``
+for an empty one on every evaluation, farm logs included, so it is never asked for either. A
 render without the add-on reads the ranges saved in the file; the farm command saves them
-(``cli_command``).
+(``cli_command``), with the surface frames its meshing tasks will write as the surface's
+Render First / Last Frame (read by renders only: :func:`expect_surfaces`).
 
 The .blend must be saved before ``//`` paths resolve; until then both mechanisms show
 nothing.
@@ -72,6 +74,8 @@ from .replay_nodes import (
     MODE_HANDLER,
     MODE_IMPORT,
     PARTICLES,
+    RENDER_FIRST,
+    RENDER_LAST,
     SURFACE,
     TAG_GROUP,
     TIME_SCALE,
@@ -205,38 +209,60 @@ def sync_frames(domain_ob: bpy.types.Object) -> bool:
     return changed
 
 
-def frame_range(ob: bpy.types.Object) -> tuple[int, int] | None:
+def frame_range(ob: bpy.types.Object, render: bool = False) -> tuple[int, int] | None:
     """(first, last) frame the replay object reads, first > last when it reads nothing; None when
-    its node group predates frame ranges (it reads every frame)."""
+    its node group predates frame ranges (it reads every frame). ``render``: what a render reads
+    (the Render First/Last Frame a farm's bake set, when set)."""
     mod = _replay_modifier(ob)
     if mod is None or mod.node_group is None or _socket_identifier(mod.node_group, FIRST) is None:
         return None
+    if render and _socket_identifier(mod.node_group, RENDER_FIRST) is not None:
+        first, last = _get_input(ob, RENDER_FIRST), _get_input(ob, RENDER_LAST)
+        if first is not None and last is not None and first <= last:
+            return int(first), int(last)
     first, last = _get_input(ob, FIRST), _get_input(ob, LAST)
     # An input never set reads its socket's default: nothing.
     return (1, 0) if first is None or last is None else (int(first), int(last))
 
 
 def set_frame_range(ob: bpy.types.Object, first: int, last: int) -> bool:
-    """Set the frames the replay object reads (only files there must exist); True if it changed."""
+    """Set the frames the replay object reads, renders included (only files there must exist); True if
+    it changed."""
     current = frame_range(ob)
-    if current is None or current == (first, last):
+    if current is None or (current == (first, last) and frame_range(ob, render=True) == current):
         return False
     _set_input(ob, FIRST, int(first))
     _set_input(ob, LAST, int(last))
+    _set_render_range(ob, 1, 0)
     ob.update_tag()
     return True
 
 
+def _set_render_range(ob: bpy.types.Object, first: int, last: int) -> None:
+    if _socket_identifier(_replay_modifier(ob).node_group, RENDER_FIRST) is not None:
+        _set_input(ob, RENDER_FIRST, int(first))
+        _set_input(ob, RENDER_LAST, int(last))
+
+
 def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
-    """The surface reads the frames the particles read, before they are meshed; True if that changed.
+    """Renders of the surface read the frames the particles read, before they are meshed; True if that changed.
 
     For a farm: the file is saved after the bake task and rendered, without the add-on, after
-    the meshing tasks that follow it, so it must already name the frames they will write.
+    the meshing tasks that follow it, so it must already name the frames they will write. Only
+    renders read them (Render First/Last Frame): the viewport evaluation that saving the file
+    makes must not read files that do not exist yet. The 4.2 frame handler, which reads in
+    Python and takes a missing file for an empty frame, gets them as its First/Last Frame.
     """
     particles, surface = find_replay(domain_ob)
     if particles is None or surface is None or frame_range(particles) is None:
         return False
-    return set_frame_range(surface, *frame_range(particles))
+    wanted = frame_range(particles)
+    if frame_range(surface, render=True) == wanted:
+        return False
+    if _socket_identifier(_replay_modifier(surface).node_group, RENDER_FIRST) is None:
+        return set_frame_range(surface, *wanted)
+    _set_render_range(surface, *wanted)
+    return True
 
 
 def _sync_frames(ob: bpy.types.Object) -> bool:
@@ -259,22 +285,39 @@ def _sync_time_scale(ob: bpy.types.Object) -> None:
 
 
 def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
-    """(first, last) frame with a file of the object's kind in its cache; (1, 0) when there is none.
+    """(first, last) frame with a non-empty file of the object's kind in its cache; (1, 0) when none.
 
-    A frame missing *between* the two (meshing runs over separate ranges still going) is
-    read, and empty; every frame outside them is never read.
+    Import PLY prints an error for a file with no vertices (an inflow's first frame), so empty
+    files at either end are left out. A frame missing or empty *between* the two (meshing runs
+    over separate ranges still going, a tank drained and filled again) is read, and empty; every
+    frame outside them is never read.
     """
     some = _frame_file(ob, 0)
     folder = some.parent if some is not None else None
     if folder is None or not folder.is_dir():
         return 1, 0
     prefix = f"{ob.get(TAG_KIND)}_"
-    frames = []
-    for p in folder.glob(f"{prefix}*.ply"):
-        digits = p.stem[len(prefix):]
-        if digits.isdigit():
-            frames.append(int(digits))
-    return (min(frames), max(frames)) if frames else (1, 0)
+    frames = sorted((int(p.stem[len(prefix):]), p) for p in folder.glob(f"{prefix}*.ply")
+                    if p.stem[len(prefix):].isdigit())
+    first = next((f for f, p in frames if _has_vertices(p)), None)
+    if first is None:
+        return 1, 0
+    last = next(f for f, p in reversed(frames) if _has_vertices(p))
+    return first, last
+
+
+def _has_vertices(path: Path) -> bool:
+    """Whether a PLY file's header declares at least one vertex (a file being written counts)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    for line in head.split(b"end_header")[0].splitlines():
+        words = line.split()
+        if words[:2] == [b"element", b"vertex"] and len(words) == 3:
+            return words[2] != b"0"
+    return True  # not a header we know: let the importer say what is wrong
 
 
 def remove_replay(domain_ob: bpy.types.Object) -> None:
@@ -441,7 +484,7 @@ def _load_frame(ob: bpy.types.Object, frame: int) -> None:
         path = _frame_file(ob, frame)
     else:
         first, last = frames
-        path = _frame_file(ob, min(max(frame, first), last)) if first <= last else None
+        path = _frame_file(ob, min(frame, last)) if first <= min(frame, last) else None
     key = _file_key(path)
     if me.get(_TAG_LOADED) == key:
         return

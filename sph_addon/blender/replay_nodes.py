@@ -19,9 +19,11 @@ MODE_HANDLER = "handler"
 TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<version>"
 # 2: First Frame / Last Frame inputs; the frame is clamped to them and nothing is read outside them.
 # 3: integer id and material, speed; vx vy vz and particle_id removed.
-# 4: Time Scale input: velocity in timeline seconds (motion blur in slow motion).
+# 4: Time Scale input: velocity in timeline seconds (motion blur in slow motion); nothing before the
+#    first frame with particles; Render First/Last Frame (a farm's expected surfaces, renders only).
 GROUP_VERSION = 4
 FIRST, LAST = "First Frame", "Last Frame"
+RENDER_FIRST, RENDER_LAST = "Render First Frame", "Render Last Frame"
 TIME_SCALE = "Time Scale"
 
 
@@ -58,12 +60,16 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
         radius.description = "Radius of the rendered particle spheres"
     mat = iface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
     mat.description = "Material of the replay (object material slots do not reach generated geometry)"
-    for name, default in ((FIRST, 1), (LAST, 0)):
+    frame_inputs = ((FIRST, 1), (LAST, 0)) + (((RENDER_FIRST, 1), (RENDER_LAST, 0)) if mode == MODE_IMPORT else ())
+    for name, default in frame_inputs:
         frames = iface.new_socket(name, in_out="INPUT", socket_type="NodeSocketInt")
         frames.default_value = default
-        frames.description = ("Frames whose files the cache holds (kept up to date by the add-on, saved with "
-                              "the file); the replay holds the nearest one outside them, and shows nothing "
-                              "when First Frame > Last Frame")
+        frames.description = (
+            "Frames a farm render reads once its meshing tasks ran, when First <= Last (set by the farm's bake, "
+            "cleared when the add-on re-reads the cache)" if name in (RENDER_FIRST, RENDER_LAST) else
+            "First and last frames with particles in the cache's files (kept up to date by the add-on, saved "
+            "with the file); the replay shows nothing before the first, holds the last after it, and shows "
+            "nothing when First Frame > Last Frame")
         # State the add-on keeps in step with the cache, not a setting: an edit would be overwritten.
         frames.hide_in_modifier = True
     scale = iface.new_socket(TIME_SCALE, in_out="INPUT", socket_type="NodeSocketFloat")
@@ -110,10 +116,14 @@ def _build_group(kind: str, mode: str, key: str) -> bpy.types.NodeTree:
 def _import_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types.NodeSocket:
     """Scene Time -> Clamp -> Float to Int -> Format String -> Import PLY -> Switch: the frame's file.
 
-    Import PLY prints ``Invalid PLY header`` for a missing file on every evaluation (in farm
-    logs too), so it must never be asked for one: the frame is clamped to First/Last Frame,
-    and when the cache holds no file (First > Last) the Switch, which evaluates only the
-    input it passes on (verified 4.5.4, 5.0.1), skips the importer. Float to Int rounds (its
+    Import PLY prints ``Invalid PLY header`` for a missing file, and ``no vertices`` for an
+    empty one, on every evaluation (in farm logs too), so it must never be asked for either:
+    the frame is clamped to First/Last Frame (the cache's first and last frames with
+    particles), and before First Frame, or when the cache holds none (First > Last), the
+    Switch, which evaluates only the input it passes on (verified 4.5.4, 5.0.1), skips the
+    importer. Renders read Render First/Last Frame instead when set (First <= Last): the
+    frames a farm's meshing tasks will write, which the viewport evaluation made while the
+    farm's bake saves the file must not read yet (Is Viewport). Float to Int rounds (its
     default), so the sub-frames Cycles evaluates for motion blur read the nearest frame's
     file; extra PLY vertex properties arrive as FLOAT point attributes named like the
     properties (verified 4.5.4, 5.0.1).
@@ -130,25 +140,61 @@ def _import_chain(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> bpy.types
     fmt.format_items.new('INT', "frame")
     importer = nodes.new("GeometryNodeImportPLY")
     importer.location = (-300, 200)
+    first, last = _frames_read(ng, group_in)
     links.new(time.outputs["Frame"], clamp.inputs["Value"])
-    links.new(group_in.outputs[FIRST], clamp.inputs["Min"])
-    links.new(group_in.outputs[LAST], clamp.inputs["Max"])
+    links.new(first, clamp.inputs["Min"])
+    links.new(last, clamp.inputs["Max"])
     links.new(clamp.outputs[0], to_int.inputs[0])
     links.new(to_int.outputs[0], fmt.inputs["frame"])
     links.new(group_in.outputs["Path"], fmt.inputs["Format"])
     links.new(fmt.outputs[0], importer.inputs["Path"])
-    baked = nodes.new("FunctionNodeCompare")
-    baked.location = (-300, 400)
-    baked.operation = 'LESS_EQUAL'  # float comparison: frame numbers are exact in float32
-    links.new(group_in.outputs[FIRST], baked.inputs["A"])
-    links.new(group_in.outputs[LAST], baked.inputs["B"])
+    baked = _compare(ng, 'LESS_EQUAL', first, last, (-300, 400))  # float: frame numbers are exact in float32
+    started = _compare(ng, 'GREATER_EQUAL', time.outputs["Frame"], first, (-300, 550))
+    both = nodes.new("FunctionNodeBooleanMath")
+    both.operation = 'AND'
+    both.location = (-150, 450)
+    links.new(baked.outputs["Result"], both.inputs[0])
+    links.new(started.outputs["Result"], both.inputs[1])
     switch = nodes.new("GeometryNodeSwitch")
     switch.location = (-150, 300)
     switch.input_type = 'GEOMETRY'
-    links.new(baked.outputs["Result"], switch.inputs["Switch"])
+    links.new(both.outputs[0], switch.inputs["Switch"])
     links.new(importer.outputs[0], switch.inputs["True"])
 
     return switch.outputs[0]
+
+
+def _compare(ng: bpy.types.NodeTree, operation: str, a, b, location) -> bpy.types.Node:
+    node = ng.nodes.new("FunctionNodeCompare")
+    node.operation = operation
+    node.location = location
+    ng.links.new(a, node.inputs["A"])
+    ng.links.new(b, node.inputs["B"])
+    return node
+
+
+def _frames_read(ng: bpy.types.NodeTree, group_in: bpy.types.Node) -> tuple:
+    """(first, last) frame sockets: Render First/Last in a render when set, else First/Last."""
+    nodes, links = ng.nodes, ng.links
+    viewport = nodes.new("GeometryNodeIsViewport")
+    viewport.location = (-1100, 650)
+    render_set = _compare(ng, 'LESS_EQUAL', group_in.outputs[RENDER_FIRST], group_in.outputs[RENDER_LAST],
+                          (-1100, 800))
+    use_render = nodes.new("FunctionNodeBooleanMath")
+    use_render.operation = 'NIMPLY'  # set and not in the viewport
+    use_render.location = (-900, 700)
+    links.new(render_set.outputs["Result"], use_render.inputs[0])
+    links.new(viewport.outputs[0], use_render.inputs[1])
+    out = []
+    for k, (name, render_name) in enumerate(((FIRST, RENDER_FIRST), (LAST, RENDER_LAST))):
+        pick = nodes.new("GeometryNodeSwitch")
+        pick.input_type = 'INT'
+        pick.location = (-700, 700 - 150 * k)
+        links.new(use_render.outputs[0], pick.inputs["Switch"])
+        links.new(group_in.outputs[name], pick.inputs["False"])
+        links.new(group_in.outputs[render_name], pick.inputs["True"])
+        out.append(pick.outputs[0])
+    return out[0], out[1]
 
 
 def _named(ng: bpy.types.NodeTree, name: str, data_type: str, location) -> bpy.types.Node:

@@ -7,6 +7,7 @@ Blender and the core (the physics is tested in tests/core).
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -386,18 +387,22 @@ def _saved_frame_ranges(ext, path: Path) -> tuple:
         bpy.ops.wm.open_mainfile(filepath=str(path))
     finally:
         replay.register()
-    return tuple(replay.frame_range(ob) for ob in replay.find_replay(_domain()))
+    return tuple(replay.frame_range(ob, render=True) for ob in replay.find_replay(_domain()))
 
 
-def test_farm_saves_the_frames_a_render_reads(ext, tmp_path, no_replay_leak):
+def test_farm_saves_the_frames_a_render_reads(ext, tmp_path, no_replay_leak, capfd):
     """A farm renders without the add-on what the file names: after ``bake`` the baked frames for the
     particles and (Surface on) for the surface the meshing tasks write next; ``sync`` after a bake made
-    elsewhere."""
+    elsewhere. The bake's log holds no importer error (the file is evaluated when saved, before the
+    surfaces exist: only renders read them)."""
     cli, replay = ext.sub("cli_command"), ext.sub("replay")
     path = tmp_path / "jelly_steps.blend"
     shutil.copy(ROOT / "sample_blends" / path.name, path)
     lines = []
+    capfd.readouterr()
     assert cli.run(["bake", str(path), "--frames", "1-2"], echo=lines.append) == 0, lines
+    printed = "\n".join(capfd.readouterr())
+    assert not re.search(r"(?i)ply importer|invalid ply|io\.ply", printed), printed[-3000:]
     assert not (_cache(ext) / "surface").exists()
     assert _saved_frame_ranges(ext, path) == ((1, 2), (1, 2))
     # A bake made elsewhere: the file names no surface frames.
