@@ -114,7 +114,7 @@ def lock_cache(root: str | os.PathLike, command: str, shared: bool = False) -> C
             os.close(fd)
             raise CacheBusy(str(root), f"another process is using this cache ({_holder(root)}); wait for it to "
                                        "finish or stop it, then try again")
-        if _same_file(fd, root / LOCK_NAME):
+        if same_file(fd, root / LOCK_NAME):
             break
         os.close(fd)  # its holder released and unlinked it between our open and our lock: again
     else:
@@ -141,7 +141,8 @@ def check_unlocked(root: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def same_file(fd: int, path: Path) -> bool:
+    """Whether the open descriptor ``fd`` is the file now at ``path`` (not one unlinked and replaced)."""
     try:
         here, there = os.fstat(fd), os.stat(path)
     except OSError:

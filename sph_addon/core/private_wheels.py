@@ -41,6 +41,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from .cache_lock import same_file
+
 log = logging.getLogger(__name__)
 
 PACKAGES = ("numba", "llvmlite")
@@ -150,7 +152,7 @@ def _hold(lock: Path, root: Path, name: str) -> int | None:
         # Nobody else holds it, so nobody is extracting this version: any temp dir is a dead one's.
         _remove_temps(root, name)
         fcntl.flock(fd, fcntl.LOCK_SH)  # not atomic: a cleaner may slip in and unlink it, so check
-        if not _same_file(fd, lock):
+        if not same_file(fd, lock):
             os.close(fd)
             fd = None
     return fd if fd is not None else _lock(lock, exclusive=False, wait=True)
@@ -252,15 +254,7 @@ def _lock(path: Path, exclusive: bool, wait: bool) -> int | None:
         except BlockingIOError:
             os.close(fd)
             return None
-        if _same_file(fd, path):
+        if same_file(fd, path):
             return fd
         os.close(fd)  # its holder removed the version and unlinked the lock meanwhile: again
     raise OSError(f"the lock {path} keeps changing hands")
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        here, there = os.fstat(fd), os.stat(path)
-    except OSError:
-        return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
