@@ -212,15 +212,18 @@ class SubstepPolicy:
         return cls(int(sim["substeps"]), float(sim["cfl"]), int(sim["min_substeps"]), int(sim["max_substeps"]))
 
     def choose(self, frame_dt: float, vmax: float, spacing: float, models: Sequence[MaterialModel],
-               world: WorldView) -> int:
+               world: WorldView, previous: int = 0) -> int:
         """Substeps for a frame of ``frame_dt`` s whose fastest expected speed is ``vmax`` m/s.
 
         The CFL rule (no particle travels more than ``cfl`` spacings per substep)
         and each model's stability limit (``max_dt``) give a minimum; more
         substeps than that can be cheaper (Clavet's relaxation needs fewer passes
         per substep when substeps are short), so the cheapest count up to three
-        times the minimum is taken (``substep_cost``).
+        times the minimum is taken (``substep_cost``), unless ``previous`` (the last
+        frame's count) is allowed and within ``config.SUBSTEP_HYSTERESIS`` of it.
         """
+        from . import config
+
         if self.fixed > 0:
             return self.fixed
         n = math.ceil(vmax * frame_dt / (self.cfl * spacing) - 1e-9)
@@ -229,4 +232,7 @@ class SubstepPolicy:
         n = int(min(max(n, self.min_substeps), self.max_substeps))
         costs = {s: sum(m.substep_cost(frame_dt, s) for m in models)
                  for s in range(n, min(3 * n, self.max_substeps) + 1)}
-        return min(costs, key=lambda s: (costs[s], s))
+        best = min(costs, key=lambda s: (costs[s], s))
+        if previous in costs and costs[previous] <= (1.0 + config.SUBSTEP_HYSTERESIS) * costs[best]:
+            return previous
+        return best

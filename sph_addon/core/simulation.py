@@ -114,6 +114,7 @@ class Simulation:
         self.count = np.zeros(0, np.int32)
         self._dv = np.zeros((0, 3))
         self.policy = SubstepPolicy.from_settings(scene.simulation)
+        self.last_substeps = 0  # the last frame's substeps: the policy keeps them when nearly as cheap
         self.models = self._build_models()
         self.schemes = self._build_schemes()
 
@@ -357,7 +358,7 @@ class Simulation:
             if c.moving:
                 # Keyframes are per timeline frame: slow motion speeds the collider up in physical time.
                 vmax = max(vmax, c.surface_speed(self.frame, self.scene.physics_fps, self.state.x, self.h))
-        return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world())
+        return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world(), self.last_substeps)
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""
@@ -365,7 +366,7 @@ class Simulation:
             # The bake is under way: the fields built while setting up may now be stored.
             self.sdf_cache.flush()
         self._rebuild_deforming(self.frame + 1)
-        n_sub = self.substeps_for_frame()
+        n_sub = self.last_substeps = self.substeps_for_frame()
         dt = self.scene.simulation["time_scale"] / (self.scene.fps * n_sub)  # 1 / (fps n) at time scale 1
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
@@ -435,7 +436,8 @@ class Simulation:
         meta = {"frame": self.frame, "time": st.time, "next_id": st.next_id,
                 "removed": {str(k): v for k, v in st.removed.items()},
                 "inflow_volume": [f.emitted_volume for f in self.inflows],
-                "models": {m.name: m.state_dict() for m in self.models}, "watch": self.watch.state_dict()}
+                "models": {m.name: m.state_dict() for m in self.models}, "watch": self.watch.state_dict(),
+                "substeps": self.last_substeps}
         return dict(st.arrays), meta
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -448,6 +450,7 @@ class Simulation:
         st.time = float(meta["time"])
         st.removed = {int(k): int(v) for k, v in meta["removed"].items()}
         self.frame = int(meta["frame"])
+        self.last_substeps = int(meta.get("substeps", 0))
         for f, vol in zip(self.inflows, meta["inflow_volume"]):
             f.emitted_volume = float(vol)
         for model in self.models:
