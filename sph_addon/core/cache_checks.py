@@ -171,6 +171,8 @@ def check_checkpoint(arrays: dict[str, np.ndarray], meta: Any, specs: dict[str, 
     if not (isinstance(watch, dict) and (watch.get("budget") is None or _number(watch["budget"]))
             and _number(watch.get("scale_per_kg", 0.0)) and _count(watch.get("seen_id", 0))):
         raise bad("watch must hold the energy budget (numbers) and the last id seen")
+    if not _count(meta.get("substeps", 0)):
+        raise bad("substeps must be the last frame's substep count")
     missing = sorted(set(specs) - set(arrays))
     unknown = sorted(set(arrays) - set(specs))
     if missing or unknown:

@@ -96,6 +96,8 @@ RESUME_CASES = {
         json.dumps(dict(json.loads(m["meta"].tobytes()), frame=1)).encode(), np.uint8))),
     "checkpoint-watch-mistyped": lambda c: _rewrite_checkpoint(c, lambda m: m.update(meta=np.frombuffer(
         json.dumps(dict(json.loads(m["meta"].tobytes()), watch={"budget": "lots"})).encode(), np.uint8))),
+    "checkpoint-substeps-mistyped": lambda c: _rewrite_checkpoint(c, lambda m: m.update(meta=np.frombuffer(
+        json.dumps(dict(json.loads(m["meta"].tobytes()), substeps=-4)).encode(), np.uint8))),
     "checkpoint-10e12-elements": _npz_with_huge_header,
     "checkpoint-not-zip": lambda c: c.checkpoint_path(2).write_bytes(b"not a zip file at all"),
     "checkpoint-missing": lambda c: c.checkpoint_path(2).unlink(),
