@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape, parse_keyframes
+from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape, parse_placed
 from .colliders.motion import Motion, motion_from_scene
 from .errors import InputError
-from .params import check_name, resolve
 
 # Shapes with an inside worth removing (a plane would empty the lower half of the world, a
 # container everything outside it: the domain box does that).
@@ -40,13 +39,7 @@ class Outflow:
 
 def parse_outflow(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
     """Validate one item of the scene's ``outflows`` list: (type, resolved fields)."""
-    if not isinstance(item, dict):
-        raise InputError(where, "expected an object")
-    kind = check_name(item.get("type"), OUTFLOW_KINDS, f"{where}.type", "outflow type")
-    ct = COLLIDERS[kind]
-    body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
-    p = resolve(PLACEMENT_PARAMETERS + ct.parameters, body, where)
-    p["keyframes"] = parse_keyframes(item.get("keyframes", []), p, where)
+    kind, ct, p = parse_placed(item, where, OUTFLOW_KINDS, "outflow type", PLACEMENT_PARAMETERS)
     if ct.deforming(p) or any(k in item for k in ct.list_fields):
         raise InputError(f"{where}.deforming", "an outflow's mesh cannot deform; give one mesh (a static path)")
     if ct.check is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .colliders import COLLIDERS, COMMON_PARAMETERS, parse_keyframes
+from .colliders import COLLIDERS, COMMON_PARAMETERS, parse_placed
 from .diagnostics import parse_diagnostics
 from .errors import InputError
 from .jsonfile import read_json
@@ -297,13 +297,7 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
 
 
 def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
-    if not isinstance(item, dict):
-        raise InputError(where, "expected an object")
-    kind = check_name(item.get("type"), COLLIDERS, f"{where}.type", "collider type")
-    ct = COLLIDERS[kind]
-    body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
-    p = resolve(COMMON_PARAMETERS + ct.parameters, body, where)
-    p["keyframes"] = parse_keyframes(item.get("keyframes", []), p, where)
+    kind, ct, p = parse_placed(item, where, COLLIDERS, "collider type", COMMON_PARAMETERS)
     if ct.check is not None:
         # Files referenced by the collider (mesh paths, one per frame when deforming) must
         # exist and be readable now; their content is checked when the shape is built.

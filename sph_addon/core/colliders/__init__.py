@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError
-from ..params import Parameter, resolve
+from ..params import Parameter, check_name, resolve
 from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
 
 if TYPE_CHECKING:
@@ -192,11 +192,26 @@ COLLIDERS: dict[str, ColliderType] = {
 }
 
 
-def parse_keyframes(keys: Any, p: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    """A placed item's ``keyframes`` (collider or outflow): ``{frame, position, rotation}`` in frame order.
+def parse_placed(item: Any, where: str, kinds, what: str,
+                 placement: tuple[Parameter, ...]) -> tuple[str, ColliderType, dict[str, Any]]:
+    """A placed scene item (a collider or an outflow): its type, the type's registry entry and its
+    fields resolved against ``placement`` plus the type's own, ``keyframes`` included.
 
-    A key's missing position or rotation is the item's own (``p``, resolved).
+    ``kinds``: the type names allowed; ``what``: their name in messages ("collider type").
     """
+    if not isinstance(item, dict):
+        raise InputError(where, "expected an object")
+    kind = check_name(item.get("type"), kinds, f"{where}.type", what)
+    ct = COLLIDERS[kind]
+    body = {k: v for k, v in item.items() if k not in ("type", "keyframes", *ct.list_fields)}
+    p = resolve(placement + ct.parameters, body, where)
+    p["keyframes"] = _keyframes(item.get("keyframes", []), p, where)
+    return kind, ct, p
+
+
+def _keyframes(keys: Any, p: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """``keyframes``: ``{frame, position, rotation}`` in frame order; a key's missing position or
+    rotation is the item's own (``p``, resolved)."""
     if not isinstance(keys, list):
         raise InputError(f"{where}.keyframes", "expected a list of {frame, position, rotation}")
     by_name = {q.name: q for q in COMMON_PARAMETERS}
