@@ -254,7 +254,7 @@ def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
     Python and takes a missing file for an empty frame, gets them as its First/Last Frame.
     """
     particles, surface = find_replay(domain_ob)
-    if particles is None or surface is None or frame_range(particles) is None:
+    if particles is None or surface is None or frame_range(particles) is None or frame_range(surface) is None:
         return False
     wanted = frame_range(particles)
     if frame_range(surface, render=True) == wanted:
@@ -271,8 +271,9 @@ def _sync_frames(ob: bpy.types.Object) -> bool:
 
 def _sync_time_scale(ob: bpy.types.Object) -> None:
     """Set the Time Scale input from the cache's stored scene (left as it is when nothing is baked)."""
+    mod = _replay_modifier(ob)
     some = _frame_file(ob, 0)
-    if some is None or _socket_identifier(_replay_modifier(ob).node_group, TIME_SCALE) is None:
+    if some is None or mod is None or mod.node_group is None or _socket_identifier(mod.node_group, TIME_SCALE) is None:
         return
     try:
         stored = read_json(some.parent.parent / "scene.json", "stored scene")
