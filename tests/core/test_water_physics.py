@@ -6,6 +6,8 @@ break runs in a tank 5 particles deep in y (a quasi-2D slice of the 2:1 column, 
 friction), the pool in a 0.3 m square column.
 """
 
+import json
+
 import numpy as np
 import pytest
 from conftest import scene_dict
@@ -132,6 +134,28 @@ def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.05)], None, previous=4) == 4
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.20)], None, previous=4) == 5
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.05)], None, previous=3) == 5, "below the minimum: not kept"
+
+
+def test_a_resumed_bake_keeps_the_substeps_the_straight_bake_keeps():
+    """The last frame's substep count is state (the policy keeps it when nearly as cheap): a bake
+    resumed from a checkpoint takes the same counts and reaches the same positions as the straight one."""
+    def pool():
+        return Simulation(parse_scene(scene_dict(
+            particle_spacing=0.025, fps=30, frame_end=100,
+            sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.25]}],
+            colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+
+    straight = pool()
+    counts = [straight.advance_frame().substeps for _ in range(12)]
+    first = pool()
+    for _ in range(5):
+        first.advance_frame()
+    arrays, meta = first.checkpoint()
+    resumed = pool()
+    resumed.restore({k: v.copy() for k, v in arrays.items()}, json.loads(json.dumps(meta)))
+    # Frame 6 is one where the cheapest count (4) differs from the one kept (5): measured.
+    assert counts[5:] == [resumed.advance_frame().substeps for _ in range(7)]
+    np.testing.assert_array_equal(resumed.state.x, straight.state.x)
 
 
 @pytest.mark.slow
