@@ -48,6 +48,13 @@ ITERATIONS_DT_EXPONENT = 2.0
 # surface tension, XSPH, collisions), measured on the dam break (24,000 particles): 3.5 ms against
 # 32 ms.
 RELAXATION_PASS_COST = 0.11
+# Relaxation passes per substep before one was measured (the first frame): this factor times the
+# compression gravity adds in a substep (g Δt² / spacing) over the density error. Measured at
+# 1/180 s, 1 % error: the 0.5 m pool at 2.5 cm needs 10.4 passes (8 x 0.012 / 0.01 = 9.6), the dam
+# break at 5 cm 4.3 (4.8); the pool at 0.1 % error 80 (96). Taken as 1 pass, as it was, the pool's
+# first frame took 2 substeps, fell freely, needed 87 passes a substep in the next frame and threw
+# particles up at 1 m/s (6 substeps now, 0.36 m/s).
+FIRST_FRAME_PASSES = 8.0
 # A frame keeps the previous frame's substep count unless another count is estimated cheaper by
 # more than this share. The estimate feeds on the passes the last substep took, which depend on the
 # count chosen: without a margin a pool at rest alternated 4 / 5 substeps every frame, and the

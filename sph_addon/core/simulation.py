@@ -148,7 +148,8 @@ class Simulation:
             owned = {k: m.params for k, m in enumerate(scene.materials) if m.model == name}
             if not owned:
                 continue
-            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned))
+            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned,
+                                   float(np.linalg.norm(self.gravity))))
             for array, spec in model.active_arrays().items():
                 self.state.add_array(array, spec.trailing, spec.dtype, fill=spec.fill)
             models.append(model)

@@ -46,7 +46,8 @@ def test_a_nozzle_holds_its_particles_at_the_emitter_velocity_and_the_thread_han
     leaving it is continuous: in the 2 cm below the exit no vertical gap reaches two spacings at any
     frame from the 6th to the 18th (measured: at most 8.7 mm, the layers' pitch at this rate is 8 mm).
     Without a nozzle each emitted slab falls away from the next (the bands of the old honey render):
-    in the 5 cm below the emitter a gap of over four spacings opens (measured 25-35 mm). (Further down,
+    in the 5 cm below the emitter a gap of over three spacings opens at every frame (measured 17-47 mm;
+    the first frame's substeps, which the later frames keep, set how wide). (Further down,
     this coarse thread, four particles across, is stretched by its fall until it breaks.)"""
     frames, v = _thread(0.03, 18)
     x = frames[-1]
@@ -56,7 +57,7 @@ def test_a_nozzle_holds_its_particles_at_the_emitter_velocity_and_the_thread_han
     held = [_largest_gap(x[:, 2], 0.27, 0.02) for x in frames[5:]]
     assert max(held) < 2 * 0.005, held
     free = [_largest_gap(x[:, 2], 0.3, 0.05) for x in _thread(0.0, 18)[0][5:]]
-    assert min(free) > 4 * 0.005, free
+    assert min(free) > 3 * 0.005, free
 
 
 def _foot(x: np.ndarray, spacing: float, axis: np.ndarray) -> np.ndarray | None:

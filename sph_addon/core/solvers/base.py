@@ -89,12 +89,14 @@ class ModelSetup:
     spacing : particle spacing, m. h : support (interaction) radius, m.
     n_materials : number of materials in the scene (length of per-material arrays).
     materials : material id -> typed parameters (the model's ``Params``) of the materials it owns.
+    gravity : magnitude of the scene's gravity, m/s² (what a model may estimate its first substeps' work from).
     """
 
     spacing: float
     h: float
     n_materials: int
     materials: Mapping[int, Any]
+    gravity: float = 9.81
 
 
 @dataclass

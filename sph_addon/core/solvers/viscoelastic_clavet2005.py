@@ -85,6 +85,9 @@ SPRING_THETA = 1.0
 # (8-17 ms) it settled 8-14 % flattened and kept jittering at 0.4 m/s; at 1/180 s (6 per frame at
 # 30 fps, what water takes in the material_cost scene) within 1.3 % of its height, at rest.
 SPRING_MAX_DT = 1.0 / 180.0
+# ... and at most this many spacings of travel per substep for their fastest particle, for the same
+# reason at impacts (a jelly cube's landing, measured in docs/materials.md, "Springs at impacts").
+SPRING_CFL = 0.5
 # Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
 # regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
 YIELD_STRAIN_RATE = 0.01
@@ -204,11 +207,16 @@ class ViscoelasticModel(MaterialModel):
         The compression a substep must undo grows with Δt² (gravity and impacts
         predict x + Δt v), and each pass removes a fixed share of it; measured on
         the dam break, passes grow about linearly with Δt (``config.ITERATIONS_DT_EXPONENT``).
+
+        Before any substep was measured (a bake's first frame): from the compression gravity adds
+        per substep, g Δt² in spacings, over the density error (``config.FIRST_FRAME_PASSES``).
         """
         from .. import config
 
         if self.last_dt <= 0.0:
-            return float(self.last_iterations)
+            target = float(np.min(self.target[self.owned]))
+            compression = self.setup.gravity * dt**2 / self.setup.spacing
+            return max(1.0, config.FIRST_FRAME_PASSES * compression / target)
         return max(1.0, self.last_iterations * (dt / self.last_dt) ** config.ITERATIONS_DT_EXPONENT)
 
     def substep_cost(self, frame_dt: float, substeps: int) -> float:
@@ -225,14 +233,17 @@ class ViscoelasticModel(MaterialModel):
 
     def max_dt(self, world: WorldView) -> float:
         """Longest substep, s: surface tension limits it (``liquid_units.surface_tension_stable_dt``),
-        and springs to ``SPRING_MAX_DT`` whatever their stiffness; relaxation passes adapt, and
-        viscosity and springs are implicit, so neither E nor ν limits it.
-
-        (The springs' explicit displacements, Algorithm 5, were stable only below
-        0.7 / sqrt(15 k_spring): 25 substeps per frame for jelly at E = 10 kPa and 2 cm, 170 for
-        E = 1 MPa.)
+        and springs to ``SPRING_MAX_DT`` whatever their stiffness and to ``SPRING_CFL`` spacings of
+        travel for their fastest particle (impacts); relaxation passes adapt, and
+        viscosity and springs are implicit, so neither E nor ν limits it (the explicit springs of
+        Algorithm 5 needed 0.7 / sqrt(15 k_spring): 25 substeps per frame for jelly at 2 cm).
         """
-        return min(self.tension_dt, SPRING_MAX_DT) if self.has_springs else self.tension_dt
+        if not self.has_springs:
+            return self.tension_dt
+        v = world.v[(self.mode != SPRINGS_NONE)[world.material]]
+        fastest = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if len(v) else 0.0
+        impact = SPRING_CFL * self.setup.spacing / fastest if fastest > 0.0 else math.inf
+        return min(self.tension_dt, SPRING_MAX_DT, impact)
 
     def _scratch(self, n: int) -> None:
         if n != self._scratch_n:
