@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/bench.py --scene dam_break [--vs splishsplash] [--seconds 1.0] [--json]
+    python scripts/bench.py --scene dam_break [--vs splishsplash] [--seconds 1.0] [--spacing 0.05] [--json]
     python scripts/bench.py --scene dam_break_scaling [--steps 20] [--json]
     python scripts/bench.py --scene dam_break_1m [--particles 1000000] [--frames 3] [--json]
     python scripts/bench.py --scene sdf_build [--json]
@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--vs", help="peer to run in the same invocation: splishsplash or splashsurf")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     ap.add_argument("--seconds", type=float, default=1.0, help="dam_break: simulated seconds")
+    ap.add_argument("--spacing", type=float, default=None,
+                    help="dam_break: particle spacing of both sides, m (default: the scene's, 0.05)")
     ap.add_argument("--steps", type=int, default=20, help="dam_break_scaling: steps per resolution")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("NUMBA_NUM_THREADS", "2")))
     ap.add_argument("--repeats", type=int, default=3, help="sdf_build / surface_sphere: timed repeats")
@@ -53,7 +55,7 @@ def main(argv=None) -> int:
     if args.scene == "dam_break":
         import simulation
 
-        result = simulation.run_dam_break(args.seconds, args.vs, args.threads)
+        result = simulation.run_dam_break(args.seconds, args.vs, args.threads, args.spacing)
     elif args.scene == "dam_break_scaling":
         import simulation
 

@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+
+from pool_table import print_rows, row  # noqa: E402
 
 from sph_addon.core.scene import parse_scene  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
@@ -42,19 +42,12 @@ def pool_scene() -> dict:
                            "position": [WIDTH / 2, WIDTH / 2, 0.5]}]}
 
 
-def row(t: float, sim: Simulation) -> dict:
-    s = np.linalg.norm(sim.state.v, axis=1)
-    z = np.sort(sim.state.x[:, 2])
-    return {"t": t, "n": len(z), "median": 100 * np.median(s), "p90": 100 * np.percentile(s, 90),
-            "max": 100 * s.max(), "top_z": z[-max(1, len(z) // 20):].mean(), "mean_z": z.mean()}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=4.0)
     args = ap.parse_args()
     sim = Simulation(parse_scene(pool_scene()))
-    rows, vmax_1s, substeps, passes = [row(0.0, sim)], 0.0, 0, 0.0
+    rows, vmax_1s, substeps, passes = [row(0.0, sim.state.x, sim.state.v)], 0.0, 0, 0.0
     wanted = [round(t * FPS) for t in TIMES if t <= args.seconds]
     start = time.perf_counter()
     for frame in range(1, round(args.seconds * FPS) + 1):
@@ -64,12 +57,9 @@ def main() -> int:
         if frame <= FPS:
             vmax_1s = max(vmax_1s, st.max_speed)
         if frame in wanted:
-            rows.append(row(frame / FPS, sim))
+            rows.append(row(frame / FPS, sim.state.x, sim.state.v))
     wall = time.perf_counter() - start
-    print(f"{'t s':>7} {'N':>5} {'median cm/s':>11} {'p90 cm/s':>9} {'max cm/s':>9} {'top z m':>8} {'mean z m':>8}")
-    for r in rows:
-        print(f"{r['t']:7.4f} {r['n']:5d} {r['median']:11.3f} {r['p90']:9.3f} {r['max']:9.2f} "
-              f"{r['top_z']:8.4f} {r['mean_z']:8.4f}")
+    print_rows(rows)
     depth = rows[-1]["top_z"] + SPACING / 2
     print(f"max speed over t <= 1 s: {100 * vmax_1s:.1f} cm/s; substeps {substeps}; "
           f"passes per substep {passes / substeps:.2f}; wall {wall:.1f} s; depth at the end {depth:.4f} m "

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 
+import pool_table
 from peers import GL_DISPATCH, peer_env, peer_python
 
 TIMES = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0)
@@ -77,13 +78,10 @@ def main() -> int:
         n = fluid.numActiveParticles()
         x = np.array(fluid.getFieldBuffer("position"), copy=False)[:n].astype(np.float64)
         v = np.array(fluid.getFieldBuffer("velocity"), copy=False)[:n].astype(np.float64)
-        return x, np.linalg.norm(v, axis=1)
+        return x, v
 
     def row(t):
-        x, s = fields()
-        z = np.sort(x[:, 2])
-        return {"t": round(t, 4), "n": len(z), "median_cms": 100 * np.median(s), "p90_cms": 100 * np.percentile(s, 90),
-                "max_cms": 100 * s.max(), "top_z": z[-max(1, len(z) // 20):].mean(), "mean_z": z.mean()}
+        return pool_table.row(round(t, 4), *fields())
 
     x0, _ = fields()
     print(f"fill {args.fill}: {len(x0)} particles, x {x0[:, 0].min():.4f}..{x0[:, 0].max():.4f}, "
@@ -95,7 +93,7 @@ def main() -> int:
         m0 = time.perf_counter()
         t = tm.getTime()
         if t <= 1.0 + 1e-9:
-            run["vmax_1s"] = max(run["vmax_1s"], float(fields()[1].max()))
+            run["vmax_1s"] = max(run["vmax_1s"], float(np.linalg.norm(fields()[1], axis=1).max()))
         if run["next"] < len(TIMES) and t >= TIMES[run["next"]] - 1e-9:
             rows.append(row(t))
             while run["next"] < len(TIMES) and TIMES[run["next"]] <= t + 1e-9:
@@ -108,10 +106,7 @@ def main() -> int:
     wall = time.perf_counter() - t1 - run["measure_s"]
     base.cleanup()
 
-    print(f"{'t s':>7} {'N':>5} {'median cm/s':>11} {'p90 cm/s':>9} {'max cm/s':>9} {'top z m':>8} {'mean z m':>8}")
-    for r in rows:
-        print(f"{r['t']:7.4f} {r['n']:5d} {r['median_cms']:11.3f} {r['p90_cms']:9.3f} {r['max_cms']:9.2f} "
-              f"{r['top_z']:8.4f} {r['mean_z']:8.4f}")
+    pool_table.print_rows(rows)
     print(f"max speed over t <= 1 s: {100 * run['vmax_1s']:.1f} cm/s; steps {run['steps']}; "
           f"wall {wall:.1f} s ({args.threads} thread(s)); top layer at rest on the lattice: "
           f"{rows[0]['top_z']:.4f} m")

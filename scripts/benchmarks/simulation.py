@@ -95,9 +95,9 @@ def _round(value, digits: int = 4):
     return None if value is None else round(value, digits)
 
 
-def run_dam_break(seconds: float, vs: str | None, threads: int) -> dict:
+def run_dam_break(seconds: float, vs: str | None, threads: int, spacing: float | None = None) -> dict:
     compile_s = _warm_up()
-    scene = _scene_variant(frames=int(round(seconds * 30)))
+    scene = _scene_variant(spacing=spacing, frames=int(round(seconds * 30)))
     sim = Simulation(scene)
     wall_x, a, g = _geometry(scene)
     n0 = sim.state.n

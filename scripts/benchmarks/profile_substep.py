@@ -1,0 +1,85 @@
+"""Where a substep's time goes: the bench's dam break with each stage's wall time summed.
+
+Runs ``scripts/scenes/dam_break.json`` (24,000 particles at 5 cm) for ``--seconds`` simulated after
+a JIT warm-up, with timers wrapped around the step's stages (the neighbour sort and lists, the
+permutation, the boundary terms, the relaxation passes, XSPH, surface tension, collisions, the
+frame checks), and prints each stage's seconds and milliseconds per substep. Stages nest
+(``position_stage`` holds the passes and the boundary terms; ``step`` holds everything). The timers
+cost a few microseconds per call; use ``bench.py`` for the figures compared with the peer.
+
+Usage::
+
+    NUMBA_NUM_THREADS=2 python scripts/benchmarks/profile_substep.py [--seconds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import copy
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT)]
+
+import sph_addon.core.neighbors as neighbors  # noqa: E402
+import sph_addon.core.simulation as simulation  # noqa: E402
+import sph_addon.core.solvers.liquid_units as units  # noqa: E402
+import sph_addon.core.solvers.surface_tension_kernels as tension  # noqa: E402
+import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
+import sph_addon.core.solvers.viscoelastic_clavet2005_kernels as kernels  # noqa: E402
+import sph_addon.core.state as state  # noqa: E402
+from sph_addon.core.scene import load_scene, parse_scene  # noqa: E402
+
+STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"), (state.ParticleState, "permute"),
+          (units, "wall_terms"), (tension, "surface_tension_impulses"), (kernels, "smooth_velocities"),
+          (kernels, "double_density_relaxation"), (simulation.Simulation, "_collide"),
+          (simulation.Simulation, "check_and_stats"), (model.ViscoelasticModel, "velocity_stage"),
+          (model.ViscoelasticModel, "position_stage"), (simulation.Simulation, "step")]
+
+
+def timed(owner, name: str, seconds: dict, calls: collections.Counter) -> None:
+    f = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        out = f(*args, **kwargs)
+        seconds[name] += time.perf_counter() - t0
+        calls[name] += 1
+        return out
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=1.0)
+    args = ap.parse_args()
+    base = load_scene(ROOT / "scripts" / "scenes" / "dam_break.json")
+
+    def scene(frames: int, spacing: float | None = None):
+        raw = copy.deepcopy(base.raw)
+        raw["frame_end"] = raw["frame_start"] + frames
+        if spacing:
+            raw["particle_spacing"] = spacing
+        return parse_scene(raw, base.base_dir)
+
+    simulation.Simulation(scene(1, 0.2)).advance_frame()  # compile (or load) every kernel first
+    seconds, calls = collections.defaultdict(float), collections.Counter()
+    for owner, name in STAGES:
+        timed(owner, name, seconds, calls)
+    sim = simulation.Simulation(scene(round(args.seconds * 30)))
+    t0, steps = time.perf_counter(), 0
+    while sim.frame < sim.scene.frame_end:
+        steps += sim.advance_frame().substeps
+    wall = time.perf_counter() - t0
+    print(f"{sim.state.n} particles, {steps} substeps, {wall:.2f} s, {1000 * wall / steps:.1f} ms per substep")
+    for name, s in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        print(f"{name:28s} {s:7.3f} s {1000 * s / steps:7.2f} ms/substep {calls[name]:6d} calls")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
