@@ -1,9 +1,10 @@
 """Bake and render the water frames shown in docs/materials.md (docs/images/water_*.png).
 
     .venv-bpy-4.5/bin/python scripts/render_water_docs.py bake-dam   [--work out/water_docs]
-    .venv-bpy-4.5/bin/python scripts/render_water_docs.py bake-quick [--work out/water_docs] [--frame-end 36]
+    .venv-bpy-4.5/bin/python scripts/render_water_docs.py bake-quick [--work out/water_docs] [--frame-end 36] \
+        [--spacing 0.05]
     .venv-bpy-4.5/bin/python scripts/render_water_docs.py render --blend out/water_docs/dam_break.blend \
-        --frames 10 20 30 45 --prefix docs/images/water_dam_break_f
+        --frames-list 10 20 30 45 --prefix docs/images/water_dam_break_f --hide-particles
 
 bake-dam copies sample_blends/dam_break.blend into the work folder and bakes and meshes it with the
 farm command's code path (as scripts/demo.sh does). bake-quick starts from Blender's default scene
