@@ -24,12 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
-from pool_table import print_rows, row  # noqa: E402
+from pool_table import TIMES, print_rows, row  # noqa: E402
 
 from sph_addon.core.scene import parse_scene  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
 
-TIMES = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0)
 SPACING, WIDTH, DEPTH, FPS = 0.025, 0.3, 0.5, 30
 
 

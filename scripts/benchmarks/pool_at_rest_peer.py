@@ -1,10 +1,10 @@
 """How still SPlisHSPlasH's DFSPH keeps a pool of water at rest: the peer's figures for our pool scene.
 
-Why: our solver's resting pool (2 s after filling: speeds median 0.5 cm/s, 90th percentile
-1.0-1.6 cm/s, max 4-6 cm/s; surface 3.8 % low) needs a reference from an established solver on the
-same scene. What: a closed column 0.3 x 0.3 x 1.0 m (walls at x, y = 0, 0.3 and z = 0, 1.0), water
-0.5 m deep, spacing 0.025 m (radius 0.0125), gravity -9.81 in z, density 1000, 4 s simulated, with
-the configuration ``splishsplash_peer.py`` uses for the dam break (SPlisHSPlasH's own DamBreak
+Why: our solver's resting pool (``pool_at_rest.py``; the figures are in docs/materials.md, "Beside
+the peer") needs a reference from an established solver on the same scene. What: a closed column
+0.3 x 0.3 x 1.0 m (walls at x, y = 0, 0.3 and z = 0, 1.0), water 0.5 m deep, spacing 0.025 m
+(radius 0.0125), gravity -9.81 in z, density 1000, 4 s simulated, with the configuration
+``splishsplash_peer.py`` uses for the dam break (SPlisHSPlasH's own DamBreak
 parameters: DFSPH, CFL time step, Akinci boundary particles, standard viscosity 0.01). At the first
 time step reaching t = 0.1, 0.25, 0.5, 1, 2, 3, 4 s it prints the particle count, median / 90th
 percentile / max speed (cm/s), the mean z of the top N/20 particles (one layer's worth; our lattice's
@@ -37,7 +37,7 @@ import time
 import pool_table
 from peers import GL_DISPATCH, peer_env, peer_python
 
-TIMES = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0)
+TIMES = pool_table.TIMES
 SPACING, WIDTH, HEIGHT, DEPTH = 0.025, 0.3, 1.0, 0.5
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# The times (s) both scripts report at.
+TIMES = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0)
+
 
 def row(t: float, x: np.ndarray, v: np.ndarray) -> dict:
     """Speeds (cm/s) and heights (m) of particles ``x``, ``v`` at time ``t``: the top is the mean z of

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import argparse
 import collections
-import copy
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+
+import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py: the bench's dam break)
 
 import sph_addon.core.neighbors as neighbors  # noqa: E402
 import sph_addon.core.simulation as simulation  # noqa: E402
@@ -31,7 +32,6 @@ import sph_addon.core.solvers.surface_tension_kernels as tension  # noqa: E402
 import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
 import sph_addon.core.solvers.viscoelastic_clavet2005_kernels as kernels  # noqa: E402
 import sph_addon.core.state as state  # noqa: E402
-from sph_addon.core.scene import load_scene, parse_scene  # noqa: E402
 
 STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"), (state.ParticleState, "permute"),
           (units, "wall_terms"), (tension, "surface_tension_impulses"), (kernels, "smooth_velocities"),
@@ -57,20 +57,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=1.0)
     args = ap.parse_args()
-    base = load_scene(ROOT / "scripts" / "scenes" / "dam_break.json")
-
-    def scene(frames: int, spacing: float | None = None):
-        raw = copy.deepcopy(base.raw)
-        raw["frame_end"] = raw["frame_start"] + frames
-        if spacing:
-            raw["particle_spacing"] = spacing
-        return parse_scene(raw, base.base_dir)
-
-    simulation.Simulation(scene(1, 0.2)).advance_frame()  # compile (or load) every kernel first
+    dam_bench._warm_up()  # compile (or load) every kernel first
     seconds, calls = collections.defaultdict(float), collections.Counter()
     for owner, name in STAGES:
         timed(owner, name, seconds, calls)
-    sim = simulation.Simulation(scene(round(args.seconds * 30)))
+    sim = simulation.Simulation(dam_bench._scene_variant(frames=round(args.seconds * 30)))
     t0, steps = time.perf_counter(), 0
     while sim.frame < sim.scene.frame_end:
         steps += sim.advance_frame().substeps
