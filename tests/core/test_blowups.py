@@ -79,10 +79,13 @@ def _largest_gain(sim: Simulation, frames: int) -> float:
 
 def test_a_paddle_brings_its_energy_without_a_false_alarm():
     """The paddle gives the pool more energy than the scale the watch allows, so without its
-    work in the budget (from its contact reports) the watch would fire."""
+    work in the budget (from its contact reports) the watch would fire. The pool holds ~40
+    particles, so the energy it keeps swings with a few of them: sweeping in 4 frames, the paddle
+    gives 1.6 times the scale (2.8 with the relaxation's passes unaccelerated); in 6 frames,
+    as this test first did, 0.9 (1.5)."""
     paddle = {"type": "box", "name": "paddle", "size": [0.05, 0.4, 0.3], "position": [0.0, 0.2, 0.15],
               "keyframes": [{"frame": 1, "position": [0.02, 0.2, 0.15], "rotation": [0, 0, 0]},
-                            {"frame": 7, "position": [0.3, 0.2, 0.15], "rotation": [0, 0, 0]}]}
+                            {"frame": 5, "position": [0.3, 0.2, 0.15], "rotation": [0, 0, 0]}]}
     sim = _sim(frame_end=12, colliders=scene_dict()["colliders"] + [paddle], domain=_SMALL_DOMAIN)
     assert _largest_gain(sim, 12) > 1.0
 

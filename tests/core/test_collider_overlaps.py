@@ -20,14 +20,18 @@ def _paddle_in_tank(paddle_first: bool) -> Simulation:
     Its side faces lie on the tank's walls and it stops 2 cm (less than a particle
     diameter, 3 cm) short of the far wall, so water is caught between the two colliders.
     Before overlaps.py, 168 of 1,150 particles ended outside the tank (tank listed first)
-    or 139 inside the paddle (paddle first).
+    or 139 inside the paddle (paddle first). The water squeezed out of the gap is fast: the
+    fastest particle of frame 3 measured 86 m/s (tank first) and 72 m/s (paddle first) with plain
+    relaxation passes, 107 and 84 m/s with accelerated ones (``relaxation_passes``), so the blow-up
+    guard's speed limit (100 m/s by default) is raised here: this test is about where the particles
+    end up, and ``tests/core/test_blowups.py`` tests the guard.
     """
     tank = {"type": "box_container", "name": "tank", "size": (TANK_MAX - TANK_MIN).tolist(),
             "position": ((TANK_MIN + TANK_MAX) / 2).tolist()}
     paddle = {"type": "box", "name": "paddle", "size": (2 * PADDLE_HALF).tolist(), "keyframes": [
         {"frame": 1, "position": [0.05, 0.15, 0.2]}, {"frame": 4, "position": [0.75, 0.15, 0.2]}]}
     return Simulation(parse_scene(scene_dict(
-        particle_spacing=0.03, frame_end=6,
+        particle_spacing=0.03, frame_end=6, simulation={"max_speed": 300.0},
         sources=[{"type": "box", "material": "water", "min": [0.1, 0, 0], "max": [0.8, 0.3, 0.15]}],
         colliders=[paddle, tank] if paddle_first else [tank, paddle])))
 

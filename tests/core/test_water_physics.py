@@ -175,13 +175,16 @@ def test_a_shallow_pool_keeps_its_substeps_and_calms_down():
     """A 0.25 m pool alternated 4 and 5 substeps every frame (the pass count the cost estimate feeds on
     depends on the count chosen), and the relaxation's equilibrium depends on the substep, so the whole
     column breathed: 90th percentile speed 2.9 cm/s at 2 s, 2.8 at 4 s. With the policy's margin the
-    count settles (measured: 5 from frame 3 on) and the 90th percentile at 2 s is 1.0 cm/s."""
+    count settles (measured with plain passes: 5 from frame 3 on; with accelerated passes, 6 for the
+    first 11 frames, whose count the first frame's estimate set, then 3 for good) and the 90th
+    percentile at 2 s is 1.0 cm/s (0.6 at 4 s with accelerated passes)."""
     sim = Simulation(parse_scene(scene_dict(
         particle_spacing=0.025, fps=30, frame_end=100,
         sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.25]}],
         colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
     counts = [sim.advance_frame().substeps for _ in range(60)]
-    assert len(set(counts[10:])) == 1, counts
+    assert len(set(counts[20:])) == 1, counts
+    assert sum(a != b for a, b in zip(counts, counts[1:])) <= 1, counts
     assert np.percentile(np.linalg.norm(sim.state.v, axis=1), 90) < 0.015
 
 

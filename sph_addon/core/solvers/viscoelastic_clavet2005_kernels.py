@@ -253,6 +253,15 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
 
 
 @njit(**config.NJIT_PARALLEL)
+def extrapolate(now, back, omega):
+    """now = ω (now - back) + back, in place: one Chebyshev step of the relaxation's passes
+    (``relaxation_passes.ChebyshevPasses``). now, back : (n,3) float64."""
+    for i in prange(now.shape[0]):
+        for c in range(3):
+            now[i, c] = omega * (now[i, c] - back[i, c]) + back[i, c]
+
+
+@njit(**config.NJIT_PARALLEL)
 def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
     """XSPH velocity smoothing (Monaghan 1989; as in Macklin & Müller 2013), Jacobi form.
 
