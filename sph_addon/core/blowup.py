@@ -94,7 +94,7 @@ class BlowUpWatch:
     def energies(self, x: np.ndarray, v: np.ndarray, material: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n,) mechanical energy m (|v|²/2 - g·x), J, and (n,) masses, kg, of the particles."""
         m = particle_masses(self.densities, material, self.scene.particle_spacing)
-        return m * (0.5 * np.einsum("ij,ij->i", v, v) - x @ self.gravity), m
+        return m * (0.5 * np.einsum("ij,ij->i", v, v) - np.einsum("ij,j->i", x, self.gravity)), m
 
     def check_travel(self, frame: int, v: np.ndarray, dt: float, substeps: int, fixed: bool) -> None:
         """Refuse a frame whose fastest particle would cross more than MAX_TRAVEL support radii per substep."""

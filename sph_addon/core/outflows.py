@@ -66,12 +66,13 @@ def build_outflows(items, ctx: BuildContext, frame_start: int, reach=None) -> li
 
 def inside_outflows(outflows: list[Outflow], x: np.ndarray, frame: float) -> np.ndarray:
     """(n,) bool: whether each particle centre ``x`` (n,3), m, is inside an outflow at ``frame``."""
-    from .colliders.response import distances
+    from .colliders.response import placed_distances
 
     inside = np.zeros(len(x), bool)
     d = np.empty(len(x))
     for o in outflows:
         rot, pos = o.motion.transform(frame)
-        distances(o.shape.code, o.shape.params, o.shape.grid, np.ascontiguousarray((x - pos) @ rot, np.float64), d)
+        placed_distances(o.shape.code, o.shape.params, o.shape.grid, np.ascontiguousarray(rot, np.float64),
+                         np.ascontiguousarray(pos, np.float64), np.ascontiguousarray(x, np.float64), d)
         inside |= d < 0.0
     return inside

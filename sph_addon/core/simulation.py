@@ -119,6 +119,7 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
+        self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
         self.outflows = build_outflows(scene.outflows, BuildContext(
             base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
             sdf_cache=self.sdf_cache), scene.frame_start, reach=lambda motion: scene_reach(scene, motion))
@@ -280,7 +281,7 @@ class Simulation:
     def _walls_at(self, t: float) -> Walls:
         """``StepContext.walls`` for the colliders as they stand at time ``t`` (s)."""
         frame = self._frame_at(t)
-        return Walls([(c, *c.transform(frame)) for c in self.colliders])
+        return Walls([(c, *c.transform(frame)) for c in self.colliders], self._wall_scratch)
 
     def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
         """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].

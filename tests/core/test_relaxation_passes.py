@@ -32,7 +32,8 @@ def _jacobi_poisson(n: int):
 def _passes_to(tol: float, sweep, exact, rho: float, cap: int = 20000) -> int:
     u = np.zeros_like(exact)
     wall = np.zeros_like(exact)
-    accel = ChebyshevPasses(len(u), extrapolate, rho=rho)
+    accel = ChebyshevPasses(extrapolate, rho=rho)
+    accel.start(len(u))
     for k in range(1, cap + 1):
         accel.before(u, wall)
         u[:] = sweep(u)
@@ -59,7 +60,8 @@ def test_an_extrapolation_keeps_the_sum_and_moves_the_walls_share_alike():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(50, 3))
     wall = rng.normal(size=(50, 3))
-    accel = ChebyshevPasses(50, extrapolate, rho=0.8)
+    accel = ChebyshevPasses(extrapolate, rho=0.8)
+    accel.start(50)
     total = x.sum(axis=0)
     history = [(x.copy(), wall.copy())]
     for _ in range(6):
@@ -84,7 +86,8 @@ def test_a_pass_that_comes_out_worse_is_kept_as_it_is():
     next starts again at ω_S = 2 / (2 - ρ²)."""
     x = np.zeros((4, 3))
     wall = np.zeros((4, 3))
-    accel = ChebyshevPasses(4, extrapolate, rho=0.8)
+    accel = ChebyshevPasses(extrapolate, rho=0.8)
+    accel.start(4)
     for err in (0.5, 0.4, 0.3):
         accel.before(x, wall)
         x += 1.0

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import config
-from .response import _push_out, _to_local, distances
+from .response import _push_out, _to_local, placed_distances
 from .sdf_dispatch import sdf_eval
 
 # push_out_of_solid is disk-cached with _push_out, _to_local and sdf_eval compiled into it, and numba
@@ -99,7 +99,8 @@ def _depths(shapes, poses1: Sequence[Pose], points: np.ndarray) -> np.ndarray:
     """(colliders, k) signed distance (m) of world points to each collider at the end of the step."""
     out = np.empty((len(shapes), len(points)))
     for k, (shape, (r1, t1)) in enumerate(zip(shapes, poses1)):
-        distances(shape.code, shape.params, shape.grid, np.ascontiguousarray((points - t1) @ r1), out[k])
+        placed_distances(shape.code, shape.params, shape.grid, np.ascontiguousarray(r1, np.float64),
+                         np.ascontiguousarray(t1, np.float64), np.ascontiguousarray(points, np.float64), out[k])
     return out
 
 

@@ -290,22 +290,64 @@ def distances(code, params, grid, points, out):
 
 
 @njit(**config.NJIT_PARALLEL)
-def solid_share(code, params, grid, rot, pos, centres, offsets, spacing, share):
+def placed_distances(code, params, grid, rot, pos, points, out):
+    """Signed distance of many world points (m) to a collider placed at (rot, pos), written to ``out``.
+
+    The same as :func:`distances` of (points - pos) @ rot, without the matrix product: numpy hands
+    that to the BLAS library, whose worker threads then spin on the cores numba's threads need
+    (measured on the bench's dam break: a substep 17 % slower, the relaxation passes 27 %).
+
+    Parameters
+    ----------
+    code, params, grid : a collider's field. rot (3,3), pos (3,) : its placement (local -> world).
+    points : (n, 3) float64, world frame (m). out : (n,) float64, overwritten.
+    """
+    for i in prange(points.shape[0]):
+        px, py, pz = _to_local(rot, pos, points[i, 0], points[i, 1], points[i, 2])
+        out[i] = sdf_eval(code, params, grid, px, py, pz)[0]
+
+
+@njit(**config.NJIT_PARALLEL)
+def weighted_rows(a, w, out):
+    """out = a @ w for a (k,m) and w (m,c), row by row in parallel, without BLAS (see
+    :func:`placed_distances` for why the boundary terms avoid it)."""
+    for i in prange(a.shape[0]):
+        for c in range(w.shape[1]):
+            acc = 0.0
+            for b in range(a.shape[1]):
+                acc += a[i, b] * w[b, c]
+            out[i, c] = acc
+
+
+@njit(**config.NJIT_PARALLEL)
+def solid_share(code, params, grid, rot, pos, centres, offsets, radii, lipschitz, spacing, share):
     """Share of the lattice cell at each centre + offset that lies inside this collider's solid.
 
     The share is clamp(1/2 - d/s, 0, 1) for the signed distance d of the cell's centre
     (a cell of size s centred on the surface is half inside); ``share`` keeps the
     largest over the colliders it is called for, so overlapping solids count once.
+    A point whose distance is bounded below by d(centre) - L |o| >= s/2 has no share and is
+    not evaluated (L bounds how fast the field changes: 1 for exact distances), which leaves
+    the result unchanged and skips most points of particles a layer or more from the wall.
 
     Parameters
     ----------
     code, params, grid : a collider's field (``Shape.code``). rot (3,3), pos (3,) : its placement (local -> world).
-    centres : (k,3) world points, m. offsets : (m,3) lattice offsets, m. spacing : s, m.
+    centres : (k,3) world points, m. offsets : (m,3) lattice offsets, m; radii : (m,) their lengths, m.
+    lipschitz : bound of |grad d| for this field. spacing : s, m.
     share : (k,m) float64, updated in place.
     """
     inv_s = 1.0 / spacing
     for a in prange(centres.shape[0]):
+        wx = centres[a, 0] - pos[0]
+        wy = centres[a, 1] - pos[1]
+        wz = centres[a, 2] - pos[2]
+        d0 = sdf_eval(code, params, grid, rot[0, 0] * wx + rot[1, 0] * wy + rot[2, 0] * wz,
+                      rot[0, 1] * wx + rot[1, 1] * wy + rot[2, 1] * wz,
+                      rot[0, 2] * wx + rot[1, 2] * wy + rot[2, 2] * wz)[0]
         for b in range(offsets.shape[0]):
+            if d0 - lipschitz * radii[b] >= 0.5 * spacing:
+                continue
             wx = centres[a, 0] + offsets[b, 0] - pos[0]
             wy = centres[a, 1] + offsets[b, 1] - pos[1]
             wz = centres[a, 2] + offsets[b, 2] - pos[2]

@@ -51,6 +51,10 @@ SDF_FUNCTIONS = {
     BOX_OPEN: sdf_box_open,
     GRID: sdf_grid,
 }
+# Codes whose field is the exact signed distance, so it changes by at most 1 per metre (the
+# boundary density's sampling skips points it can bound: ``response.solid_share``). An open box's
+# faces and a sampled grid are not counted: their bound is larger.
+EXACT_DISTANCES = frozenset({PLANE, SPHERE, BOX, BOX_CONTAINER})
 # SDF function -> code: how a Shape resolves its function (Shape.code).
 SDF_CODES = {fn: code for code, fn in SDF_FUNCTIONS.items()}
 

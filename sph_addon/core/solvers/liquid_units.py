@@ -103,10 +103,20 @@ def wall_terms(x: np.ndarray, walls, spacing: float, h: float
         return rho_w, rho_near_w, g, g_near
     off, weights = _wall_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
-    sums = share @ weights
+    sums = _weighted(share, weights)
     rho_w[near], rho_near_w[near] = sums[:, 0], sums[:, 1]
     g[near], g_near[near] = sums[:, 2:5], sums[:, 5:8]
     return rho_w, rho_near_w, g, g_near
+
+
+def _weighted(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """a @ w ((k,m) by (m,c)) without BLAS: numpy hands a product to the BLAS library, whose worker
+    threads then spin on the cores numba's threads need (``colliders.response.placed_distances``)."""
+    from ..colliders.response import weighted_rows
+
+    out = np.empty((a.shape[0], w.shape[1]))
+    weighted_rows(np.ascontiguousarray(a, np.float64), np.ascontiguousarray(w, np.float64), out)
+    return out
 
 
 @functools.lru_cache(maxsize=8)
@@ -174,13 +184,13 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
         return out
     off, weights, towards = _wall_viscosity_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
-    normal = share @ towards
+    normal = _weighted(share, towards)
     length = np.linalg.norm(normal, axis=1)
     normal /= np.where(length > 0.0, length, 1.0)[:, None]
     d_i = np.maximum(dist[near], 0.25 * spacing)[:, None]
-    depth = normal @ off.T - d_i
+    depth = _weighted(normal, np.ascontiguousarray(off.T)) - d_i
     factor = np.clip(1.0 + depth / d_i, 1.0, NO_SLIP_CAP)
-    out[near] = (share * factor) @ weights
+    out[near] = _weighted(share * factor, weights)
     return out
 
 

@@ -46,24 +46,32 @@ RELAXATION_CHEBYSHEV_DELAY = 2
 
 
 class ChebyshevPasses:
-    """The extrapolation of one substep's passes: call :meth:`before` ahead of each pass and
-    :meth:`after` once the pass has run and the substep is not yet converged.
+    """The extrapolation of a substep's passes: :meth:`start` it for each substep, call :meth:`before`
+    ahead of each pass and :meth:`after` once the pass has run and the substep is not yet converged.
 
     ``extrapolate(now, back, ω)`` is the kernel that sets now = ω (now - back) + back in place
     (``viscoelastic_clavet2005_kernels.extrapolate``; passed in so this module needs no numba).
+    The two iterates it keeps live from one substep to the next: allocated afresh every substep,
+    their page faults cost a millisecond a substep on the bench's dam break.
     """
 
-    def __init__(self, n: int, extrapolate, rho: float | None = None, delay: int = RELAXATION_CHEBYSHEV_DELAY):
+    def __init__(self, extrapolate, rho: float | None = None, delay: int = RELAXATION_CHEBYSHEV_DELAY):
         rho = RELAXATION_CHEBYSHEV_RHO if rho is None else rho
         self.rho2 = rho * rho
         self.delay = delay
+        self._extrapolate = extrapolate
+        # Two (x, wall_dx) iterates: the one before this pass and the one before the last.
+        self._bufs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.start(0)
+
+    def start(self, n: int) -> None:
+        """Begin a substep of ``n`` particles."""
         self.omega = 1.0
         self.passes = 0
         self.error = np.inf
-        self._extrapolate = extrapolate
-        # Two (x, wall_dx) iterates: the one before this pass and the one before the last.
-        self._bufs = [(np.empty((n, 3)), np.empty((n, 3))) for _ in range(2 if rho > 0.0 else 0)]
         self._prev = -1  # which buffer holds the iterate two passes back (-1: none yet)
+        if self.rho2 > 0.0 and (not self._bufs or len(self._bufs[0][0]) != n):
+            self._bufs = [(np.empty((n, 3)), np.empty((n, 3))) for _ in range(2)]
 
     def before(self, x: np.ndarray, wall_dx: np.ndarray) -> None:
         """Remember the iterate the coming pass starts from (nothing is kept while ρ = 0)."""

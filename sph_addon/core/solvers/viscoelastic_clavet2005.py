@@ -182,6 +182,7 @@ class ViscoelasticModel(MaterialModel):
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
+        self.accel = ChebyshevPasses(kernels.extrapolate)
         self._reset_stats()
         self._scratch_n = -1
         self._spring_shape = None
@@ -390,7 +391,8 @@ class ViscoelasticModel(MaterialModel):
         # one-way Gauss-Seidel order drifts particles along it (measured on a resting pool: the
         # layer on the first-swept wall moved at 5.5 cm/s, the others at 1-3 cm/s).
         parity = self.stats["substeps"] % 2
-        accel = ChebyshevPasses(ctx.n, self.k.extrapolate)
+        accel = self.accel
+        accel.start(ctx.n)
         it = 0
         while it < self.cap:
             accel.before(x, wall_dx)
