@@ -183,6 +183,7 @@ class ViscoelasticModel(MaterialModel):
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
         self.accel = ChebyshevPasses(kernels.extrapolate)
+        self.csf_scratch: dict = {}
         self._reset_stats()
         self._scratch_n = -1
         self._spring_shape = None
@@ -250,6 +251,8 @@ class ViscoelasticModel(MaterialModel):
         if n != self._scratch_n:
             self._scratch_n = n
             self.d3 = np.zeros((n, 3))
+            # The relaxation's: where the walls were sampled and what they pushed (reused: page faults).
+            self.x_ref, self.wall_dx = np.empty((n, 3)), np.empty((n, 3))
             self.rho = np.zeros(n)
             self.rho_near = np.zeros(n)
             # The viscosity solve's: unit masses (see __init__), CG vectors and 3x3 block inverses.
@@ -277,7 +280,7 @@ class ViscoelasticModel(MaterialModel):
             from .surface_tension_kernels import surface_tension_impulses
 
             surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
-                                     ctx.spacing, ctx.h, ctx.dt)
+                                     ctx.spacing, ctx.h, ctx.dt, self.csf_scratch)
         nu = float(np.max(self.nu))
         springs = self.has_springs and ctx.n > 0 and bool(np.any(ctx.arrays["spring_partner"] >= 0))
         if (springs or np.any(self.yield_nu > 0)
@@ -381,8 +384,9 @@ class ViscoelasticModel(MaterialModel):
         """
         x = ctx.x
         walls = units.wall_terms(x, ctx.walls, ctx.spacing, ctx.h)
-        wall_dx = np.zeros((ctx.n, 3))
-        x_ref = x.copy()
+        wall_dx, x_ref = self.wall_dx, self.x_ref
+        wall_dx.fill(0.0)
+        np.copyto(x_ref, x)
         mat = ctx.material
         mine = self.owned[mat]
         rho0 = self.rho0[mat[mine]]
