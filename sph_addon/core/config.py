@@ -42,18 +42,22 @@ DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 
 # Relaxation passes per substep grow as (Δt)^exponent at a given flow (ViscoelasticModel.
 # expected_iterations); measured on the dam break at 2, 3 and 6 substeps per frame: 32, 15 and
-# 4.3 passes (exponent 1.8-2.1).
+# 4.3 passes (exponent 1.8-2.1); with the passes accelerated (solvers/relaxation_passes.py), frames
+# 3-12: 25.8, 12.3 and 3.6 (39.3, 18.9 and 5.2 plain), the same exponent (1.8).
 ITERATIONS_DT_EXPONENT = 2.0
 # Cost of one relaxation pass relative to the rest of a substep (neighbour search, boundary terms,
 # surface tension, XSPH, collisions), measured on the dam break (24,000 particles): 3.5 ms against
-# 32 ms.
+# 32 ms. Re-measured after the passes were accelerated and the fixed work shrank: 3.0 against ~19 ms
+# (0.16); with 0.16 the bench's dam break takes 175 substeps instead of 160 in the same time (5.45
+# against 5.52 s), so the constant stays.
 RELAXATION_PASS_COST = 0.11
 # Relaxation passes per substep before one was measured (the first frame): this factor times the
 # compression gravity adds in a substep (g Δt² / spacing) over the density error. Measured at
 # 1/180 s, 1 % error: the 0.5 m pool at 2.5 cm needs 10.4 passes (8 x 0.012 / 0.01 = 9.6), the dam
 # break at 5 cm 4.3 (4.8); the pool at 0.1 % error 80 (96). Taken as 1 pass, as it was, the pool's
 # first frame took 2 substeps, fell freely, needed 87 passes a substep in the next frame and threw
-# particles up at 1 m/s (6 substeps now, 0.36 m/s).
+# particles up at 1 m/s (6 substeps now, 0.36 m/s). Those were plain passes; accelerated ones need
+# about a third fewer (the pool 6.7), so the estimate now errs towards more substeps in the first frame.
 FIRST_FRAME_PASSES = 8.0
 # A frame keeps the previous frame's substep count unless another count is estimated cheaper by
 # more than this share. The estimate feeds on the passes the last substep took, which depend on the

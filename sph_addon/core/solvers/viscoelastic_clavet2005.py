@@ -27,7 +27,8 @@ from them, the spacing s, the radius h and the substep Δt:
   Newton step of one particle's constraint per pass, so k = 0.1 h / (ρ0 Δt²)
   (reported by :meth:`ViscoelasticModel.derived_constants`); passes repeat
   until the target is met (``_relax``), which makes the compression a property
-  of the material rather than of k, Δt and s;
+  of the material rather than of k, Δt and s, each extrapolated along the last
+  two (Chebyshev, ``relaxation_passes``: a third fewer passes);
 * colliders add the density of the fluid missing behind them
   (``liquid_units.wall_terms``), so the layer on a floor is not over-packed;
 * surface tension is a continuum surface force γ κ n (Brackbill 1992) from the
@@ -408,7 +409,8 @@ class ViscoelasticModel(MaterialModel):
             err_mean, err_max, done = density_errors(np.maximum(self.rho[mine] / rho0 - 1.0, 0.0), groups)
             if done:
                 break
-            accel.after(x, wall_dx, err_max)
+            if it < self.cap:  # the last pass's result stays as measured
+                accel.after(x, wall_dx, err_max)
         else:
             self.stats["density_capped"] += 1
             log.warning("density relaxation stopped at its cap of %d passes with mean density error %.3g "
