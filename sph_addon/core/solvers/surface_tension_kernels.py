@@ -318,8 +318,7 @@ def csf_impulses(v, g, pi, mat, tension, density, dt, dv):
 
 
 def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray,
-                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float,
-                             scratch: dict | None = None) -> None:
+                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float) -> None:
     """Apply one substep of surface tension to ``v`` (the four passes of the module docstring).
 
     The surface is taken at the predicted positions x + Δt v; nothing is done
@@ -331,8 +330,6 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32. mat : (n,) uint8 material ids.
     tension : per-material γ/K, N/m (``liquid_units.csf_tension``). density : per-material ρ, kg/m³.
     spacing, h : particle spacing and interaction radius, m. dt : step, s.
-    scratch : the caller's dict where the working arrays stay from one substep to the next (allocated
-        afresh, their page faults cost ~1 ms a substep on the bench's dam break).
     """
     from . import liquid_units as units
 
@@ -340,17 +337,12 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     if n == 0 or not np.any(tension > 0.0):
         return
     # Geometry at the predicted positions (see the module docstring): the neighbour rows were found there.
-    bufs = None if scratch is None else scratch.get("csf")
-    if bufs is None or len(bufs[0]) != n:
-        bufs = tuple(np.empty((n, 3)) for _ in range(4)) + tuple(np.empty(n) for _ in range(3))
-        if scratch is not None:
-            scratch["csf"] = bufs
-    predicted, g, normal, dv, weight, kappa, pi = bufs
-    np.multiply(v, dt, out=predicted)
-    x = np.add(predicted, x, out=predicted)
+    x = x + dt * v
     rho0, _ = units.rest_densities(spacing, h)
     k = units.csf_lattice_constant(spacing, h)
     lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
+    g, normal, dv = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+    weight, kappa, pi = np.empty(n), np.empty(n), np.empty(n)
     colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
     surface_curvature(x, normal, weight, nbr, count, h, units.CURVATURE_CAP / spacing, units.CURVATURE_SUPPORT,
                       kappa)

@@ -184,7 +184,6 @@ class ViscoelasticModel(MaterialModel):
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
         self.accel = ChebyshevPasses(kernels.extrapolate)
-        self.csf_scratch: dict = {}
         self._reset_stats()
         self._scratch_n = -1
         self._spring_shape = None
@@ -281,7 +280,7 @@ class ViscoelasticModel(MaterialModel):
             from .surface_tension_kernels import surface_tension_impulses
 
             surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
-                                     ctx.spacing, ctx.h, ctx.dt, self.csf_scratch)
+                                     ctx.spacing, ctx.h, ctx.dt)
         nu = float(np.max(self.nu))
         springs = self.has_springs and ctx.n > 0 and bool(np.any(ctx.arrays["spring_partner"] >= 0))
         if (springs or np.any(self.yield_nu > 0)
