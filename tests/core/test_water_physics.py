@@ -121,8 +121,9 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     substep, so the pool's first frame took the fewest substeps (2): the column fell, the next frame
     needed 87 passes a substep and threw particles up at 1.01 m/s. The first frame's passes are now
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
-    0.36 m/s over the first second, 0.41 since the passes are accelerated; the free fall of a fill at exactly its rest density, ~0.3 m/s
-    in the first frame, remains: the issue's settle pass is not built)."""
+    0.36 m/s over the first second, 0.41 since the passes are accelerated; the free fall of a fill at
+    exactly its rest density, ~0.3 m/s in the first frame, remains: the issue's settle pass is not
+    built)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
     assert max(s.max_speed for s in pool.stats[:10]) < 0.5, [round(s.max_speed, 3) for s in pool.stats[:10]]
 
