@@ -153,6 +153,24 @@ def test_cached_kernels_read_no_values_imported_from_other_modules():
 SIZE_EXCEPTIONS: dict[str, str] = {}
 
 
+def test_no_matrix_product_in_a_substep():
+    """numpy hands a matrix product of arrays to the BLAS library, whose worker threads then spin on the
+    cores numba's threads need (a substep of the bench's dam break ran 17 % slower, the relaxation
+    passes 27 %: BENCHMARKS.md). The modules a substep runs use numba kernels or einsum instead."""
+    import ast
+
+    substep = [CORE / name for name in ("walls.py", "outflows.py", "simulation.py", "neighbors.py", "state.py",
+                                        "integrators.py", "colliders/overlaps.py", "colliders/response.py")]
+    substep += sorted((CORE / "solvers").glob("*.py"))
+    found = []
+    for path in substep:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) or (
+                    isinstance(node, ast.Attribute) and node.attr in ("dot", "matmul", "tensordot")):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, found
+
+
 def test_core_modules_and_functions_stay_small():
     """Core modules under ~500 lines, functions under ~80 lines of code (docstrings excluded: the
     kernels' numpydoc blocks are long on purpose); any exception is listed above with its reason."""

@@ -154,7 +154,7 @@ def _put_back(shapes, poses0, poses1, x, x_prev, caught, inv_dt, report) -> int:
     carrier = np.full(len(caught), -1)
     start = x_prev[caught]
     for k, ((r0, t0), (r1, t1)) in enumerate(zip(poses0, poses1)):
-        carried = ((start - t0) @ r0) @ r1.T + t1
+        carried = np.einsum("ij,jk,lk->il", start - t0, r0, r1) + t1  # R1 R0^T (x - t0) + t1, no BLAS
         clear = _depths(shapes, poses1, carried).min(axis=0)
         better = clear > best_clear
         best[better], best_clear[better], carrier[better] = carried[better], clear[better], k
