@@ -7,11 +7,13 @@ same columns as the peer's script: particle count, median / 90th percentile / ma
 mean z of the top N/20 particles and of all particles; then the largest speed over the first
 second, the substeps and relaxation passes, and the wall time. It also prints the pool's depth as
 the surface stands (mean z of the top layer's worth of particles plus half a spacing) against the
-0.5 m filled.
+0.5 m filled, and, at 2 s, how many particles the first three layers along the side walls hold at
+mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall is there: docs/materials.md).
+``--density-error`` and ``--support-factor`` run the variants of that page's depth table.
 
 Usage::
 
-    python scripts/benchmarks/pool_at_rest.py [--seconds 4]
+    python scripts/benchmarks/pool_at_rest.py [--seconds 4] [--density-error 0.01] [--support-factor 2.0]
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
@@ -32,10 +36,14 @@ from sph_addon.core.simulation import Simulation  # noqa: E402
 SPACING, WIDTH, DEPTH, FPS = 0.025, 0.3, 0.5, 30
 
 
-def pool_scene() -> dict:
+def pool_scene(density_error: float | None = None, support_factor: float | None = None) -> dict:
+    water = {"name": "water", "preset": "water"}
+    if density_error is not None:
+        water["params"] = {"density_error": density_error}
+    extra = {"simulation": {"support_factor": support_factor}} if support_factor is not None else {}
     return {"format": "sph_addon.scene/2", "name": "pool_at_rest", "particle_spacing": SPACING,
-            "frame_start": 1, "frame_end": 1000, "fps": FPS,
-            "materials": [{"name": "water", "preset": "water"}],
+            "frame_start": 1, "frame_end": 1000, "fps": FPS, **extra,
+            "materials": [water],
             "sources": [{"type": "box", "material": "water", "min": [0, 0, 0], "max": [WIDTH, WIDTH, DEPTH]}],
             "colliders": [{"type": "box_container", "size": [WIDTH, WIDTH, 1.0],
                            "position": [WIDTH / 2, WIDTH / 2, 0.5]}]}
@@ -44,8 +52,11 @@ def pool_scene() -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--density-error", type=float, default=None, help="the water's density_error (default 0.01)")
+    ap.add_argument("--support-factor", type=float, default=None, help="h / spacing (default 2.0)")
     args = ap.parse_args()
-    sim = Simulation(parse_scene(pool_scene()))
+    sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor)))
+    layers = None
     rows, vmax_1s, substeps, passes = [row(0.0, sim.state.x, sim.state.v)], 0.0, 0, 0.0
     wanted = [round(t * FPS) for t in TIMES if t <= args.seconds]
     start = time.perf_counter()
@@ -57,13 +68,27 @@ def main() -> int:
             vmax_1s = max(vmax_1s, st.max_speed)
         if frame in wanted:
             rows.append(row(frame / FPS, sim.state.x, sim.state.v))
+        if frame == 2 * FPS:
+            layers = side_wall_layers(sim.state.x)
     wall = time.perf_counter() - start
     print_rows(rows)
     depth = rows[-1]["top_z"] + SPACING / 2
     print(f"max speed over t <= 1 s: {100 * vmax_1s:.1f} cm/s; substeps {substeps}; "
           f"passes per substep {passes / substeps:.2f}; wall {wall:.1f} s; depth at the end {depth:.4f} m "
           f"({100 * (depth / DEPTH - 1):+.1f} % of the {DEPTH} m filled)")
+    if layers is not None:
+        print("particles per side-wall layer at 2 s, mid-depth, over the lattice's (layers 0, 1, 2): "
+              + ", ".join(f"{r:.3f}" for r in layers))
     return 0
+
+
+def side_wall_layers(x, count: int = 3) -> list[float]:
+    """Particles within [k s, (k+1) s) of the nearest side wall, 0.1 < z < 0.4 m, over the lattice's ring k."""
+    wall = np.minimum.reduce([x[:, 0], WIDTH - x[:, 0], x[:, 1], WIDTH - x[:, 1]])
+    mid = (x[:, 2] > 0.1) & (x[:, 2] < 0.4)
+    per_side = round(WIDTH / SPACING)
+    return [np.count_nonzero(mid & (wall >= k * SPACING) & (wall < (k + 1) * SPACING))
+            / (4 * (per_side - 2 * k - 1) * round(0.3 / SPACING)) for k in range(count)]
 
 
 if __name__ == "__main__":
