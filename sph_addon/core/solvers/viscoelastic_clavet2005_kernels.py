@@ -253,12 +253,13 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
 
 
 @njit(**config.NJIT_PARALLEL)
-def extrapolate(now, back, omega):
-    """now = ω (now - back) + back, in place: one Chebyshev step of the relaxation's passes
-    (``relaxation_passes.ChebyshevPasses``). now, back : (n,3) float64."""
+def extrapolate(now, last, back, omega, gamma):
+    """now = ω (γ (now - last) + last - back) + back, in place: one Chebyshev step of the relaxation's
+    passes (``relaxation_passes.ChebyshevPasses``); ``last`` is the iterate the pass started from,
+    ``back`` the one before. now, last, back : (n,3) float64."""
     for i in prange(now.shape[0]):
         for c in range(3):
-            now[i, c] = omega * (now[i, c] - back[i, c]) + back[i, c]
+            now[i, c] = omega * (gamma * (now[i, c] - last[i, c]) + last[i, c] - back[i, c]) + back[i, c]
 
 
 @njit(**config.NJIT_PARALLEL)
