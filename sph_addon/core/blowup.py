@@ -153,7 +153,7 @@ class BlowUpWatch:
                                 for b in (dom["min"][1], dom["max"][1]) for c in (dom["min"][2], dom["max"][2])])
             along = corners @ down
         elif len(x):
-            heights = np.einsum("ij,j->i", x, down)  # not x @ down: numpy's BLAS threads would spin (walls.py)
+            heights = np.einsum("ij,j->i", x, down)  # not x @ down: BLAS threads (response.placed_distances)
             along = np.concatenate([heights, [float(heights.max()) + 1.0]])
         else:
             return 1.0

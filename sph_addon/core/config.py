@@ -57,7 +57,7 @@ RELAXATION_PASS_COST = 0.11
 # break at 5 cm 4.3 (4.8); the pool at 0.1 % error 80 (96). Taken as 1 pass, as it was, the pool's
 # first frame took 2 substeps, fell freely, needed 87 passes a substep in the next frame and threw
 # particles up at 1 m/s (6 substeps now, 0.36 m/s). Those were plain passes; accelerated ones need
-# about a third fewer (the pool 6.7), so the estimate now errs towards more substeps in the first frame.
+# about a third fewer (the pool 7.1), so the estimate now errs towards more substeps in the first frame.
 FIRST_FRAME_PASSES = 8.0
 # A frame keeps the previous frame's substep count unless another count is estimated cheaper by
 # more than this share. The estimate feeds on the passes the last substep took, which depend on the

@@ -339,21 +339,13 @@ def solid_share(code, params, grid, rot, pos, centres, offsets, radii, lipschitz
     """
     inv_s = 1.0 / spacing
     for a in prange(centres.shape[0]):
-        wx = centres[a, 0] - pos[0]
-        wy = centres[a, 1] - pos[1]
-        wz = centres[a, 2] - pos[2]
-        d0 = sdf_eval(code, params, grid, rot[0, 0] * wx + rot[1, 0] * wy + rot[2, 0] * wz,
-                      rot[0, 1] * wx + rot[1, 1] * wy + rot[2, 1] * wz,
-                      rot[0, 2] * wx + rot[1, 2] * wy + rot[2, 2] * wz)[0]
+        cx, cy, cz = centres[a, 0], centres[a, 1], centres[a, 2]
+        px, py, pz = _to_local(rot, pos, cx, cy, cz)
+        d0 = sdf_eval(code, params, grid, px, py, pz)[0]
         for b in range(offsets.shape[0]):
             if d0 - lipschitz * radii[b] >= 0.5 * spacing:
                 continue
-            wx = centres[a, 0] + offsets[b, 0] - pos[0]
-            wy = centres[a, 1] + offsets[b, 1] - pos[1]
-            wz = centres[a, 2] + offsets[b, 2] - pos[2]
-            px = rot[0, 0] * wx + rot[1, 0] * wy + rot[2, 0] * wz
-            py = rot[0, 1] * wx + rot[1, 1] * wy + rot[2, 1] * wz
-            pz = rot[0, 2] * wx + rot[1, 2] * wy + rot[2, 2] * wz
+            px, py, pz = _to_local(rot, pos, cx + offsets[b, 0], cy + offsets[b, 1], cz + offsets[b, 2])
             d = sdf_eval(code, params, grid, px, py, pz)[0]
             f = min(max(0.5 - d * inv_s, 0.0), 1.0)
             if f > share[a, b]:

@@ -28,7 +28,7 @@ from them, the spacing s, the radius h and the substep Δt:
   (reported by :meth:`ViscoelasticModel.derived_constants`); passes repeat
   until the target is met (``_relax``), which makes the compression a property
   of the material rather than of k, Δt and s, each extrapolated along the last
-  two (Chebyshev, ``relaxation_passes``: a third fewer passes);
+  two (Chebyshev, ``relaxation_passes``: a quarter to a third fewer passes);
 * colliders add the density of the fluid missing behind them
   (``liquid_units.wall_terms``), so the layer on a floor is not over-packed;
 * surface tension is a continuum surface force γ κ n (Brackbill 1992) from the
