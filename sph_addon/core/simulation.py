@@ -37,7 +37,7 @@ from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
-from .neighbors import N_COLOURS, NeighborSearch
+from .neighbors import NeighborSearch
 from .outflows import build_outflows, inside_outflows
 from .scene import Scene
 from .solvers import SOLVERS
@@ -262,7 +262,8 @@ class Simulation:
         self.nbr, self.count = self.ns.lists(predicted, self.h)
         walls = self._walls_at(t + dt) if self.colliders else None
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
-                          bucket_start=self.ns.bucket_start, colour=self.ns.colour, n_colours=N_COLOURS,
+                          bucket_start=self.ns.bucket_start, colour=self.ns.colour,
+                          colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
                           next_id=st.next_id, resize=st.resize_trailing, walls=walls)
         # Particles inside a nozzle move with the pipe whatever the models do to them (Inflow.held).
         nozzles = [(inflow.held(st.x, st.arrays["source"]), inflow) for inflow in self.inflows]

@@ -91,8 +91,10 @@ def test_free_and_mesh_refuse_a_cache_being_baked(tmp_path, write_scene):
 
 def test_two_concurrent_bakes_one_wins_force_does_not_replace(tmp_path, write_scene):
     """Two real bakes into one directory: the second (plain or --force) is refused while the first runs,
-    and the first finishes with its own cache intact."""
-    scene = write_scene(scene_dict(frame_end=30, particle_spacing=0.03,
+    and the first finishes with its own cache intact. The first bakes 240 frames (about 5 s here) so
+    that it is still running when both others have started and been refused: 30 frames took 0.8 s
+    once the relaxation's loops were balanced across threads, less than a second process's start."""
+    scene = write_scene(scene_dict(frame_end=240, particle_spacing=0.03,
                                    materials=[{"name": "goo", "preset": "mud"}],
                                    sources=[{"type": "box", "material": "goo", "min": [0, 0, 0.1],
                                              "max": [0.3, 0.3, 0.4]}],
@@ -114,5 +116,5 @@ def test_two_concurrent_bakes_one_wins_force_does_not_replace(tmp_path, write_sc
         if first.poll() is None:
             _stop(first)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["complete"] and manifest["frames_done"] == list(range(1, 31))
+    assert manifest["complete"] and manifest["frames_done"] == list(range(1, 241))
 

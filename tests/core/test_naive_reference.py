@@ -21,7 +21,7 @@ import pytest
 from reference import naive
 
 from sph_addon.core.kernels import KERNELS
-from sph_addon.core.neighbors import N_COLOURS, NeighborSearch
+from sph_addon.core.neighbors import NeighborSearch
 from sph_addon.core.solvers import liquid_units as units
 from sph_addon.core.solvers import viscoelastic_clavet2005_kernels as fast
 
@@ -86,7 +86,8 @@ def _scene(layout: str, seed: int = 0, coincident: bool = False) -> dict:
     x, v, mat = x[order], v[order], mat[order]
     nbr, count = ns.lists(x, H)
     return dict(x=np.ascontiguousarray(x), v=np.ascontiguousarray(v), mat=mat, nbr=nbr.copy(), count=count.copy(),
-                bucket_start=ns.bucket_start.copy(), colour=ns.colour.copy(), n_colours=N_COLOURS, h=H, dt=DT)
+                bucket_start=ns.bucket_start.copy(), colour=ns.colour.copy(), colour_buckets=ns.colour_buckets.copy(),
+                colour_units=ns.colour_units.copy(), h=H, dt=DT)
 
 
 def _no_walls(n: int) -> dict:

@@ -123,8 +123,9 @@ class StepContext(WorldView):
     dt : the substep, s.
     nbr, count : neighbour rows (n,K) int32 and their lengths (n,), found on the
         positions predicted at the start of the substep (see simulation.py).
-    bucket_start, colour, n_colours : the supercell ordering of the neighbour search,
-        for race-free Gauss-Seidel sweeps (neighbors.py).
+    bucket_start, colour, colour_buckets, colour_units : the supercell ordering of the neighbour
+        search and each colour's supercells in balanced units, for race-free Gauss-Seidel sweeps
+        (neighbors.py).
     next_id : one past the largest id ever given (size of the id map).
     resize : ``resize(name, width)`` widens a (n, w) per-particle array, new columns
         at its declared fill (the model then reads it again from ``arrays``).
@@ -137,7 +138,8 @@ class StepContext(WorldView):
     count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     bucket_start: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     colour: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
-    n_colours: int = 1
+    colour_buckets: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    colour_units: np.ndarray = field(default_factory=lambda: np.zeros((1, 2), np.int64))
     next_id: int = 0
     resize: Any = None
     walls: Any = None

@@ -64,6 +64,7 @@ def _offsets(spacing: float, h: float) -> np.ndarray:
     return g[(r > 0) & (r < h)]
 
 
+@functools.lru_cache(maxsize=8)
 def rest_densities(spacing: float, h: float) -> tuple[float, float]:
     """ρ0 = Σ (1-q)² and ρ0^near = Σ (1-q)³ over the lattice neighbours (eqs. 4.1, 4.3)."""
     a = 1.0 - np.linalg.norm(_offsets(spacing, h), axis=1) / h
@@ -205,6 +206,7 @@ def _wall_viscosity_weights(spacing: float, h: float) -> tuple[np.ndarray, np.nd
     return off, np.column_stack([a * u[:, p] * u[:, q] for p, q in pairs]), a[:, None] * u
 
 
+@functools.lru_cache(maxsize=8)
 def csf_lattice_constant(spacing: float, h: float) -> float:
     """K (dimensionless): twice the colour gradient a flat face of the lattice carries per unit area.
 

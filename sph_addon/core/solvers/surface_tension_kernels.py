@@ -175,7 +175,7 @@ def colour_gradient(x, nbr, count, h, inv_rho0, lo, hi, g, normal, weight):
 
 
 @njit(**config.NJIT_PARALLEL)
-def surface_curvature(x, normal, weight, nbr, count, h, kappa_cap, curvature_support, kappa):
+def surface_curvature(x, normal, weight, nbr, count, h, kappa_cap, curvature_support, surface, kappa):
     """Mean curvature κ_i = ∇·n̂ at surface particles (positive on a convex surface), Jacobi.
 
     κ_i = 2 Σ_j a_j w_ij (n̂_i - n̂_j)·t_ij / Σ_j a_j w_ij |t_ij|² over i's
@@ -190,14 +190,13 @@ def surface_curvature(x, normal, weight, nbr, count, h, kappa_cap, curvature_sup
     x : (n,3) positions, m. normal, weight : from :func:`colour_gradient`.
     nbr, count : neighbour rows. h : interaction radius, m.
     kappa_cap : largest |κ|, 1/m. curvature_support : dimensionless chord weight of a full κ.
-    kappa : (n,) float64 out, 1/m (0 where a_i = 0).
+    surface : (m,) int64, the particles with a_i > 0 (a list of its own so that the threads share
+        the surface equally: over all particles, one thread could hold most of it).
+    kappa : (n,) float64, 1/m: set at ``surface``, left as it is elsewhere (the caller's zeros).
     """
-    n = x.shape[0]
     inv_h = 1.0 / h
-    for i in prange(n):
-        kappa[i] = 0.0
-        if weight[i] == 0.0:
-            continue
+    for k in prange(surface.shape[0]):
+        i = surface[k]
         nx = normal[i, 0]
         ny = normal[i, 1]
         nz = normal[i, 2]
@@ -342,9 +341,9 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     k = units.csf_lattice_constant(spacing, h)
     lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
     g, normal, dv = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
-    weight, kappa, pi = np.empty(n), np.empty(n), np.empty(n)
+    weight, kappa, pi = np.empty(n), np.zeros(n), np.empty(n)
     colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
     surface_curvature(x, normal, weight, nbr, count, h, units.CURVATURE_CAP / spacing, units.CURVATURE_SUPPORT,
-                      kappa)
+                      np.flatnonzero(weight > 0.0), kappa)
     tension_field(x, nbr, count, mat, kappa, weight, tension, h, units.TENSION_SUPPORT, pi)
     csf_impulses(v, g, pi, mat, tension, density, dt, dv)

@@ -288,7 +288,7 @@ class ViscoelasticModel(MaterialModel):
             self._viscosity(ctx, springs)
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
-                                      ctx.bucket_start, ctx.colour, ctx.n_colours)
+                                      ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units)
 
     def _yield_viscosity(self, ctx: StepContext) -> np.ndarray:
         """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|.
@@ -401,7 +401,8 @@ class ViscoelasticModel(MaterialModel):
         while it < self.cap:
             accel.before(x, wall_dx)
             self.k.double_density_relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0,
-                                             self.rho0_near, ctx.h, ctx.bucket_start, ctx.colour, ctx.n_colours,
+                                             self.rho0_near, ctx.h, ctx.bucket_start, ctx.colour, ctx.colour_buckets,
+                                             ctx.colour_units,
                                              x_ref, *walls, (it + parity) % 2 == 1, self.rho, self.rho_near,
                                              wall_dx)
             it += 1
@@ -416,7 +417,7 @@ class ViscoelasticModel(MaterialModel):
                         "(raise max_iterations or the substeps)", self.cap, err_mean)
         self.last_iterations, self.last_dt = it, ctx.dt
         if ctx.walls is not None:
-            ctx.walls.received(x, wall_dx / ctx.dt)
+            ctx.walls.received(x, wall_dx, ctx.dt)
         st = self.stats
         st["density_iterations"] += it
         st["substeps"] += 1
