@@ -55,3 +55,34 @@ def test_empty_and_single():
 def test_nan_rejected():
     with pytest.raises(ValueError, match="non-finite"):
         find_neighbors(np.array([[0.0, np.nan, 0.0]]), 0.1)
+
+
+@pytest.mark.parametrize("layout", ["dense", "hashed"])
+def test_balanced_units_cover_every_cell_and_supercell_once(layout):
+    """The parallel loops' work units (``NeighborSearch.sort``): every non-empty cell in exactly one
+    unit of the lists' loop; every supercell (bucket) under each colour its particles have, once; and
+    the units of a colour about equal in particles (off by at most one bucket) even when the particles
+    fill one corner of their bounding box, where prange's equal blocks of buckets left one thread idle."""
+    rng = np.random.default_rng(3)
+    dense_block = rng.uniform(0.0, 1.0, (1500, 3))
+    far = rng.uniform(0.0, 1.0, (20, 3)) + (3.0 if layout == "dense" else 300.0)
+    x = np.vstack([dense_block, far])
+    ns = NeighborSearch(0.1)
+    order = ns.sort(x)
+    assert ns.dense == (layout == "dense")
+    nbr, count = ns.lists(x[order], 0.1)
+    start, keys = ns.cell_start, ns.key_units
+    assert keys[0] == 0 and keys[-1] == len(start) - 1 and np.all(np.diff(keys) >= 0)
+    bs, units, buckets = ns.bucket_start, ns.colour_units, ns.colour_buckets
+    for c in range(units.shape[0]):
+        mine = buckets[units[c, 0]:units[c, -1]]
+        has_c = [b for b in range(len(bs) - 1) if np.any(ns.colour[bs[b]:bs[b + 1]] == c)]
+        assert sorted(mine.tolist()) == has_c and len(set(mine.tolist())) == len(mine)
+        held = [sum(bs[b + 1] - bs[b] for b in buckets[units[c, u]:units[c, u + 1]])
+                for u in range(units.shape[1] - 1)]
+        largest = max((bs[b + 1] - bs[b] for b in mine), default=0)
+        assert max(held) - sum(held) / len(held) <= largest, held
+    # The rows themselves are still exact.
+    ref = brute_force_neighbors(x[order], 0.1)
+    for i in range(0, len(x), 97):
+        assert sorted(nbr[i, :count[i]].tolist()) == sorted(ref[i].tolist())

@@ -11,8 +11,8 @@ from conftest import scene_dict
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 from sph_addon.core.solvers import relaxation_passes
+from sph_addon.core.solvers.relaxation_kernels import extrapolate
 from sph_addon.core.solvers.relaxation_passes import ChebyshevPasses
-from sph_addon.core.solvers.viscoelastic_clavet2005_kernels import extrapolate
 
 
 def _jacobi_poisson(n: int):
@@ -127,3 +127,30 @@ def test_accelerated_passes_hold_the_pool_in_fewer_passes(monkeypatch):
     plain, plain_err = _pool_passes()
     assert fast < 0.75 * plain, (fast, plain)
     assert fast_err <= 0.01 and plain_err <= 0.01
+
+
+def test_compression_sums_match_the_definition():
+    """The stopping test's sums (one kernel loop) against numpy on the definition: per owned material,
+    the mean of the positive compressions ρ/ρ0 - 1 and the largest; other materials ignored."""
+    from sph_addon.core.solvers.relaxation_kernels import compression_sums
+
+    rng = np.random.default_rng(5)
+    n = 500
+    mat = rng.integers(0, 3, n).astype(np.uint8)
+    rho0 = np.array([10.0, 12.0, 8.0])
+    rho = rho0[mat] * rng.uniform(0.95, 1.03, n)
+    owned = np.array([True, False, True])
+    sums, counts, tops = np.empty(3), np.empty(3, np.int64), np.empty(3)
+    compression_sums(rho, mat, rho0, owned, sums, counts, tops)
+    targets = np.array([0.01, 0.01, 0.001])
+    expect_mean = expect_top = 0.0
+    for m in (0, 2):
+        e = np.maximum(rho[mat == m] / rho0[m] - 1.0, 0.0)
+        assert counts[m] == np.count_nonzero(e > 0) and np.isclose(sums[m], e[e > 0].sum(), rtol=1e-12)
+        assert tops[m] == e.max()
+        expect_mean, expect_top = max(expect_mean, e[e > 0].mean()), max(expect_top, e.max())
+    assert counts[1] == 0 and sums[1] == 0.0 and tops[1] == 0.0
+    err_mean, err_max, done = relaxation_passes.density_errors(sums, counts, tops, targets, owned)
+    assert np.isclose(err_mean, expect_mean, rtol=1e-12) and err_max == expect_top
+    assert not done  # material 2's 0.1 % target is not met by up to 3 % compressions
+    assert relaxation_passes.density_errors(sums, counts, tops, np.full(3, 0.05), owned)[2]

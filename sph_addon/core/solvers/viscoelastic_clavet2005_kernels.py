@@ -297,16 +297,6 @@ def _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w):
 
 
 @njit(**config.NJIT_PARALLEL)
-def extrapolate(now, last, back, omega, gamma):
-    """now = ω (γ (now - last) + last - back) + back, in place: one Chebyshev step of the relaxation's
-    passes (``relaxation_passes.ChebyshevPasses``); ``last`` is the iterate the pass started from,
-    ``back`` the one before. now, last, back : (n,3) float64."""
-    for i in prange(now.shape[0]):
-        for c in range(3):
-            now[i, c] = omega * (gamma * (now[i, c] - last[i, c]) + last[i, c] - back[i, c]) + back[i, c]
-
-
-@njit(**config.NJIT_PARALLEL)
 def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
     """XSPH velocity smoothing (Monaghan 1989; as in Macklin & Müller 2013), Jacobi form.
 
