@@ -37,7 +37,7 @@ from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
-from .neighbors import NeighborSearch
+from .neighbors import NeighborSearch, bounds
 from .outflows import build_outflows, inside_outflows
 from .scene import Scene
 from .solvers import SOLVERS
@@ -339,6 +339,10 @@ class Simulation:
         if dom is None or self.state.n == 0:
             return
         x = self.state.x
+        lo, hi = np.empty(3), np.empty(3)
+        bounds(x, lo, hi)
+        if np.all(lo >= dom["min"]) and np.all(hi <= dom["max"]):
+            return  # the usual case, from the bounds alone (the mask below took 0.4 ms a substep)
         inside = np.all((x >= dom["min"]) & (x <= dom["max"]), axis=1)
         if not inside.all():
             self.state.keep(inside)

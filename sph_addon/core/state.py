@@ -118,9 +118,15 @@ class ParticleState(ArrayAccess):
         return arr
 
     def permute(self, order: np.ndarray) -> None:
-        """Reorder every per-particle array: new[i] = old[order[i]]."""
+        """Reorder every per-particle array into a new one: new[i] = old[order[i]] (in parallel: numpy's
+        fancy indexing took 0.15 ms for each (n,3) array of the bench's dam break, every substep)."""
+        from .neighbors import take_rows
+
         for name, arr in self.arrays.items():
-            self.arrays[name] = arr[order]
+            out = np.empty(arr.shape, arr.dtype)
+            width = int(np.prod(arr.shape[1:]))
+            take_rows(arr.reshape(len(arr), width), order, out.reshape(len(arr), width))
+            self.arrays[name] = out
 
     def keep(self, mask: np.ndarray) -> None:
         """Remove particles where ``mask`` is False, counting removals per material."""
