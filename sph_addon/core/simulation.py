@@ -348,13 +348,14 @@ class Simulation:
             self.state.keep(inside)
 
     # -- frames ---------------------------------------------------------------------------
-    def substeps_for_frame(self) -> int:
-        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed.
+    def substeps_for_frame(self, span: float | None = None) -> int:
+        """Substeps of the next frame (``integrators.SubstepPolicy``), from the fastest expected speed;
+        with ``span`` (s), of that much of it instead (what is left of a frame being re-planned).
 
         Moving colliders count with the fastest point of their surface (``Collider.surface_speed``:
         translation plus rotation), so a spinning paddle's tip keeps the CFL rule too.
         """
-        frame_dt = self.scene.frame_time
+        frame_dt = self.scene.frame_time if span is None else span
         v = self.state.v
         vmax = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if self.state.n else 0.0
         # Gravity accelerates everything during the frame; emitters and colliders bring their own speed.
@@ -365,7 +366,12 @@ class Simulation:
             if c.moving:
                 # Keyframes are per timeline frame: slow motion speeds the collider up in physical time.
                 vmax = max(vmax, c.surface_speed(self.frame, self.scene.physics_fps, self.state.x, self.h))
-        return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world(), self.last_substeps)
+        previous = self.last_substeps if span is None else 0
+        return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world(), previous)
+
+    def _substep_cost(self, dt: float) -> float:
+        """The models' estimate of what one substep of ``dt`` s costs (``MaterialModel.substep_cost``)."""
+        return sum(m.substep_cost(dt, 1) for m in self.models)
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""
@@ -374,12 +380,24 @@ class Simulation:
             self.sdf_cache.flush()
         self._rebuild_deforming(self.frame + 1)
         n_sub = self.last_substeps = self.substeps_for_frame()
-        dt = self.scene.simulation["time_scale"] / (self.scene.fps * n_sub)  # 1 / (fps n) at time scale 1
+        frame_time = self.scene.simulation["time_scale"] / self.scene.fps  # 1 / fps at time scale 1
+        dt = frame_time / n_sub
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
         self._reset_contacts()
-        for _ in range(n_sub):
+        planned, done = self._substep_cost(dt), 0
+        while done < n_sub:
             self.step(dt)
+            done += 1
+            # The plan rests on the last frame's passes; when a substep cost far more (a collapse
+            # starting, an impact), what is left of the frame is planned again with what it measured.
+            if done < n_sub and self.policy.fixed == 0 and self._substep_cost(dt) > config.REPLAN_COST * planned:
+                left = (n_sub - done) * dt
+                more = min(self.substeps_for_frame(left), self.policy.max_substeps - done)
+                if more > n_sub - done:
+                    dt, n_sub = left / more, done + more
+                planned = self._substep_cost(dt)
+        self.last_substeps = n_sub
         self.frame += 1
         return self.check_and_stats(n_sub, sum(self.state.removed.values()) - removed_before)
 

@@ -22,7 +22,8 @@ def _paddle_in_tank(paddle_first: bool) -> Simulation:
     Before overlaps.py, 168 of 1,150 particles ended outside the tank (tank listed first)
     or 139 inside the paddle (paddle first). The water squeezed out of the gap is fast: the
     fastest particle of frame 3 measured 86 m/s (tank first) and 72 m/s (paddle first) with plain
-    relaxation passes, 82 and 102 m/s with accelerated ones (``relaxation_passes``), so the blow-up
+    relaxation passes, 82 and 102 m/s with accelerated ones (``relaxation_passes``), 99 and 90 m/s
+    since that frame is re-planned to 64 substeps (``config.REPLAN_COST``), so the blow-up
     guard's speed limit (100 m/s by default) is raised here: this test is about where the particles
     end up, and ``tests/core/test_blowups.py`` tests the guard.
     """
@@ -53,9 +54,13 @@ def test_fast_paddle_squeezes_no_particle_through_the_tank_or_into_itself(paddle
         assert stats.extra["collider_overlaps"] == 0
         pushed += sim.contacts[k_paddle].impulse[0]
     assert sim.state.n == n
-    # The paddle did sweep the water: it was pushed back, and the water went over it.
+    # The paddle did sweep the water: it was pushed back, and the water went over it (behind the
+    # paddle, or above its top edge on the way: 1,047 and 1,060 of 1,150 at frame 5, 457 and 473
+    # of them still in the air; with the third frame's substeps planned once, 6 of them stopped
+    # at the 100-pass cap, the water was less squeezed and 98 were in the air).
     assert pushed < -1.0
-    assert np.count_nonzero(sim.state.x[:, 0] < 0.7) > 0.9 * n
+    x = sim.state.x
+    assert np.count_nonzero((x[:, 0] < 0.7) | (x[:, 2] > 2 * PADDLE_HALF[2])) > 0.85 * n
 
 
 def _shape(kind: str, **p):

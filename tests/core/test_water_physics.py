@@ -149,6 +149,47 @@ def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.05)], None, previous=3) == 5, "below the minimum: not kept"
 
 
+def test_a_substep_far_dearer_than_planned_has_the_rest_of_its_frame_planned_again():
+    """The plan rests on the last frame's passes; when a substep measures more than REPLAN_COST times
+    the plan's estimate (a collapse starting: the million-particle dam break's second frame took 3
+    substeps of 73 passes), the rest of the frame is planned again from that measurement. Here the
+    model is made to report 60 passes after the first substep of the second frame: that frame takes
+    more, shorter substeps and still ends exactly one frame later; no other frame is planned twice."""
+    sim = Simulation(parse_scene(scene_dict(
+        particle_spacing=0.025, fps=30, frame_end=10,
+        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.25]}],
+        colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+    model = sim.models[0]
+    target = sim.frame + 2
+    planned, steps = [], []
+    choose, step = sim.substeps_for_frame, sim.step
+
+    def recording_choose(span=None):
+        n = choose(span)
+        planned.append((sim.frame + 1, span, n))
+        return n
+
+    def dear_step(dt):
+        step(dt)
+        steps.append((sim.frame + 1, dt))
+        if [f for f, _ in steps].count(target) == 1 and steps[-1][0] == target:
+            model.last_iterations = 60  # as if the relaxation had needed 60 passes
+
+    sim.substeps_for_frame, sim.step = recording_choose, dear_step
+    times, counts = [sim.state.time], {}
+    for frame in range(target - 1, target + 3):
+        counts[frame] = sim.advance_frame().substeps
+        times.append(sim.state.time)
+    first = {f: n for f, span, n in planned if span is None}
+    again = [(f, span, n) for f, span, n in planned if span is not None]
+    assert [f for f, _, _ in again] == [target], again
+    assert counts[target] > first[target] and counts[target] == 1 + again[0][2], (counts, first, again)
+    assert all(counts[f] == first[f] for f in counts if f != target), (counts, first)
+    dts = [dt for f, dt in steps if f == target]
+    assert dts[1] < dts[0] and np.allclose(dts[1:], dts[1]), dts
+    np.testing.assert_allclose(np.diff(times), 1 / 30, rtol=1e-12)
+
+
 def test_a_resumed_bake_keeps_the_substeps_the_straight_bake_keeps():
     """The last frame's substep count is state (the policy keeps it when nearly as cheap): a bake
     resumed from a checkpoint takes the same counts and reaches the same positions as the straight one."""
