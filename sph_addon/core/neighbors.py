@@ -24,6 +24,14 @@ in turn and, within a colour, the supercells in parallel, each supercell's
 particles in order, with no races and a deterministic result. 8 colours means
 8 parallel launches per sweep (27 with single cells), which matters on a busy
 machine where every launch waits for the slowest thread.
+
+**Balanced units.** ``prange`` gives each thread one equal block of the
+iterations. Over the supercells or cells of the bounding box that leaves one
+thread with most of the particles as soon as they fill one side of it (a dam
+break's water on the floor), so the parallel loops over cells and supercells run
+over units of about equal particle counts instead, a few per thread (``key_units``;
+``colour_buckets`` and ``colour_units`` for each colour's supercells). Which thread
+takes a unit does not change the result.
 """
 
 from __future__ import annotations
@@ -293,7 +301,10 @@ class NeighborSearch:
     Usage: ``order = ns.sort(x)`` (caller permutes its arrays by ``order``), then
     ``nbr, count = ns.lists(x_sorted, radius)``. After ``sort``, ``bucket_start``
     holds the offsets of each supercell's (or supercell bucket's) particles in
-    the new order and ``colour`` each particle's colour, for Gauss-Seidel stages.
+    the new order and ``colour`` each particle's colour, for Gauss-Seidel stages;
+    ``colour_buckets`` and ``colour_units`` list each colour's non-empty buckets in
+    units of about equal particle counts (see the module docstring), and ``key_units``
+    does the same for the cells of :meth:`lists`.
     """
 
     def __init__(self, cell_size: float, width: int = 48):

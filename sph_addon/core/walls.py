@@ -31,9 +31,7 @@ class Walls:
         to its nearest collider (``Simulation`` adds the equal and opposite impulse to that collider's
         contact report). Only the rows that moved are divided and copied: the whole array, every
         substep, cost more than the rest of this."""
-        moved = np.flatnonzero(dv[:, 0] != 0.0)
-        moved = np.union1d(moved, np.flatnonzero(dv[:, 1] != 0.0))
-        moved = np.union1d(moved, np.flatnonzero(dv[:, 2] != 0.0))
+        moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
         if not len(moved):
             return
         if len(self.placed) == 1:
