@@ -317,7 +317,8 @@ def csf_impulses(v, g, pi, mat, tension, density, dt, dv):
 
 
 def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray,
-                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float) -> None:
+                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float,
+                             scratch: tuple[np.ndarray, ...] | None = None) -> None:
     """Apply one substep of surface tension to ``v`` (the four passes of the module docstring).
 
     The surface is taken at the predicted positions x + Δt v; nothing is done
@@ -329,6 +330,8 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32. mat : (n,) uint8 material ids.
     tension : per-material γ/K, N/m (``liquid_units.csf_tension``). density : per-material ρ, kg/m³.
     spacing, h : particle spacing and interaction radius, m. dt : step, s.
+    scratch : four (n,3) and three (n,) float64 C-contiguous arrays to work in (overwritten), or None to
+        allocate them: fresh, their page faults cost 0.7 ms a substep on the bench's dam break.
     """
     from . import liquid_units as units
 
@@ -336,12 +339,15 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     if n == 0 or not np.any(tension > 0.0):
         return
     # Geometry at the predicted positions (see the module docstring): the neighbour rows were found there.
-    x = x + dt * v
+    if scratch is None:
+        scratch = (*(np.empty((n, 3)) for _ in range(4)), *(np.empty(n) for _ in range(3)))
+    predicted, g, normal, dv, weight, kappa, pi = scratch
+    np.multiply(v, dt, out=predicted)
+    x = np.add(x, predicted, out=predicted)
+    kappa.fill(0.0)
     rho0, _ = units.rest_densities(spacing, h)
     k = units.csf_lattice_constant(spacing, h)
     lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
-    g, normal, dv = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
-    weight, kappa, pi = np.empty(n), np.zeros(n), np.empty(n)
     colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
     surface_curvature(x, normal, weight, nbr, count, h, units.CURVATURE_CAP / spacing, units.CURVATURE_SUPPORT,
                       np.flatnonzero(weight > 0.0), kappa)

@@ -281,8 +281,12 @@ class ViscoelasticModel(MaterialModel):
         if np.any(self.tension > 0):
             from .surface_tension_kernels import surface_tension_impulses
 
+            # Its work arrays are the relaxation's and the viscosity solve's, idle until they run
+            # after it in this substep: kept, so no page faults, and no memory of their own.
+            scratch = (self.x_ref, self.wall_dx, self.cg[0], self.cg[1], self.rho, self.rho_near,
+                       self.cg[2].reshape(-1)[:ctx.n])
             surface_tension_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.tension, self.density,
-                                     ctx.spacing, ctx.h, ctx.dt)
+                                     ctx.spacing, ctx.h, ctx.dt, scratch)
         nu = float(np.max(self.nu))
         springs = self.has_springs and ctx.n > 0 and bool(np.any(ctx.arrays["spring_partner"] >= 0))
         if (springs or np.any(self.yield_nu > 0)
