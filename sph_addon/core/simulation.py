@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from . import config
+from .array_kernels import bounds
 from .blowup import BlowUpWatch, collider_work
 from .colliders import COLLIDERS, BuildContext, Collider, Shape
 from .colliders.motion import motion_from_scene
@@ -37,7 +38,7 @@ from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
-from .neighbors import NeighborSearch, bounds
+from .neighbors import NeighborSearch
 from .outflows import build_outflows, inside_outflows
 from .scene import Scene
 from .solvers import SOLVERS
@@ -379,7 +380,7 @@ class Simulation:
             # The bake is under way: the fields built while setting up may now be stored.
             self.sdf_cache.flush()
         self._rebuild_deforming(self.frame + 1)
-        n_sub = self.last_substeps = self.substeps_for_frame()
+        n_sub = self.substeps_for_frame()
         frame_time = self.scene.simulation["time_scale"] / self.scene.fps  # 1 / fps at time scale 1
         dt = frame_time / n_sub
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
@@ -413,7 +414,8 @@ class Simulation:
                 raise SimulationError(self.frame, f"a particle reached {speed:.3g} m/s, above "
                                                   f"simulation.max_speed ({limit:g} m/s); try more substeps "
                                                   f"or a lower youngs_modulus")
-            lo, hi = st.x.min(axis=0), st.x.max(axis=0)
+            lo, hi = np.empty(3), np.empty(3)
+            bounds(st.x, lo, hi)
         else:
             speed, lo, hi = 0.0, np.zeros(3), np.zeros(3)
         extra: dict = {}

@@ -120,7 +120,7 @@ class ParticleState(ArrayAccess):
     def permute(self, order: np.ndarray) -> None:
         """Reorder every per-particle array into a new one: new[i] = old[order[i]] (in parallel: numpy's
         fancy indexing took 0.15 ms for each (n,3) array of the bench's dam break, every substep)."""
-        from .neighbors import take_rows
+        from .array_kernels import take_rows
 
         for name, arr in self.arrays.items():
             out = np.empty(arr.shape, arr.dtype)

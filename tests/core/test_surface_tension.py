@@ -193,6 +193,23 @@ def test_kernels_match_the_slow_reference():
     np.testing.assert_allclose(v - v0, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
 
 
+def test_work_arrays_left_full_of_other_values_give_the_same_impulses():
+    """The model hands surface tension arrays other stages left values in (``scratch``; here NaN): every
+    value read is written first, so the impulses equal those from fresh arrays, bit for bit."""
+    x = _blob()
+    n = len(x)
+    mat = np.zeros(n, np.uint8)
+    tension, density = np.array([units.csf_tension(0.072, S, H)]), np.array([1000.0])
+    nbr, count = _rows(x, 1.5 * H)
+    v0 = np.random.default_rng(2).normal(0.0, 0.1, x.shape)
+    fresh, kept = v0.copy(), v0.copy()
+    surface_tension_impulses(x, fresh, nbr, count, mat, tension, density, S, H, 0.01)
+    scratch = (*(np.full((n, 3), np.nan) for _ in range(4)), *(np.full(n, np.nan) for _ in range(3)))
+    surface_tension_impulses(x, kept, nbr, count, mat, tension, density, S, H, 0.01, scratch)
+    assert np.abs(fresh - v0).max() > 1e-4
+    np.testing.assert_array_equal(kept, fresh)
+
+
 def test_momentum_is_conserved_and_zero_tension_gives_no_force():
     """Σ m Δv = 0 to round-off for two materials of different densities; the material with γ = 0
     receives nothing, bit for bit; with γ = 0 everywhere no velocity changes at all."""

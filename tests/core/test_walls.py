@@ -81,3 +81,19 @@ def test_a_point_beyond_the_bound_is_never_evaluated():
         solid_share(c.shape.code, c.shape.params, c.shape.grid, np.eye(3), np.zeros(3), centre, offsets,
                     np.linalg.norm(offsets, axis=1), lipschitz, SPACING, share)
         assert abs(share[0, 0] - expected) < 1e-12, (lipschitz, share)
+
+
+def test_weighted_rows_skipping_zero_shares_are_the_matrix_product():
+    """The boundary terms' sums skip the zero shares most rows hold; each column is still summed in the
+    same order, so the result is numpy's product to round-off (and exactly its sum of the same terms)."""
+    from sph_addon.core.colliders.response import weighted_rows
+
+    rng = np.random.default_rng(4)
+    share = rng.uniform(0.0, 1.0, (300, 32))
+    share[rng.uniform(size=share.shape) < 0.8] = 0.0
+    share[:20] = 0.0  # whole rows of zeros: particles a layer from any wall
+    w = rng.normal(size=(32, 8))
+    out = np.full((300, 8), np.nan)
+    weighted_rows(share, w, out)
+    np.testing.assert_allclose(out, np.einsum("km,mc->kc", share, w), rtol=1e-12, atol=1e-15)
+    assert np.all(out[:20] == 0.0)

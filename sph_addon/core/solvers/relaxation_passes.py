@@ -55,9 +55,9 @@ class ChebyshevPasses:
     """The extrapolation of a substep's passes: :meth:`start` it for each substep, call :meth:`before`
     ahead of each pass and :meth:`after` once the pass has run and the substep is not yet converged.
 
-    ``extrapolate(now, last, back, ω, γ)`` is the kernel that sets now = ω (γ (now - last) + last - back)
-    + back in place
-    (``relaxation_kernels.extrapolate``; passed in so this module needs no numba).
+    ``extrapolate(now, last, back, ω, γ)`` is the kernel that sets
+    now = ω (γ (now - last) + last - back) + back in place (``relaxation_kernels.extrapolate``;
+    passed in so this module needs no numba).
     The two iterates it keeps live from one substep to the next: allocated afresh every substep,
     their page faults cost a millisecond a substep on the bench's dam break.
     """
