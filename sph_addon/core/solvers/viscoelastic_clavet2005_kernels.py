@@ -49,6 +49,9 @@ from numba import njit, prange
 
 from .. import config
 
+# Particles per parallel iteration of smooth_velocities (each allocates its rows' weights once).
+XSPH_BLOCK = 64
+
 
 @njit(**config.NJIT_PARALLEL)
 def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour, colour_buckets, colour_units):
@@ -322,29 +325,49 @@ def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
     n = x.shape[0]
     inv_h = 1.0 / h
     inv_rho0 = 1.0 / rho0
-    for i in prange(n):
-        ci = coef[mat[i]]
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            c = 0.5 * (ci + coef[mat[j]])
-            if c == 0.0:
-                continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            a = 1.0 - math.sqrt(ex * ex + ey * ey + ez * ez) * inv_h
-            if a <= 0.0:
-                continue
-            w = c * a * a * inv_rho0
-            sx += w * (v[j, 0] - v[i, 0])
-            sy += w * (v[j, 1] - v[i, 1])
-            sz += w * (v[j, 2] - v[i, 2])
-        dv[i, 0] = sx
-        dv[i, 1] = sy
-        dv[i, 2] = sz
+    width = nbr.shape[1]
+    # One coefficient for every material (most scenes): the pairs' means need no material lookups,
+    # 0.5 (c + c) = c exactly (1.17 -> 0.80 ms on the bench's dam break, with the loops below).
+    uniform = np.all(coef == coef[0])
+    for b in prange((n + XSPH_BLOCK - 1) // XSPH_BLOCK):
+        w = np.empty(width)
+        for i in range(b * XSPH_BLOCK, min(n, (b + 1) * XSPH_BLOCK)):
+            ci = coef[mat[i]]
+            nk = count[i]
+            xi = x[i, 0]
+            yi = x[i, 1]
+            zi = x[i, 2]
+            # Squared distances first, then the weights in a loop the compiler vectorises; a pair
+            # beyond h or without smoothing weighs 0, which leaves the sums as skipping it did.
+            for kk in range(nk):
+                j = nbr[i, kk]
+                ex = x[j, 0] - xi
+                ey = x[j, 1] - yi
+                ez = x[j, 2] - zi
+                w[kk] = ex * ex + ey * ey + ez * ez
+            if uniform:
+                for kk in range(nk):
+                    a = 1.0 - math.sqrt(w[kk]) * inv_h
+                    w[kk] = ci * a * a * inv_rho0 if a > 0.0 else 0.0  # ci = 0 weighs 0 too
+            else:
+                for kk in range(nk):
+                    a = 1.0 - math.sqrt(w[kk]) * inv_h
+                    c = 0.5 * (ci + coef[mat[nbr[i, kk]]])
+                    w[kk] = c * a * a * inv_rho0 if (a > 0.0 and c != 0.0) else 0.0
+            sx = 0.0
+            sy = 0.0
+            sz = 0.0
+            vx = v[i, 0]
+            vy = v[i, 1]
+            vz = v[i, 2]
+            for kk in range(nk):
+                j = nbr[i, kk]
+                sx += w[kk] * (v[j, 0] - vx)
+                sy += w[kk] * (v[j, 1] - vy)
+                sz += w[kk] * (v[j, 2] - vz)
+            dv[i, 0] = sx
+            dv[i, 1] = sy
+            dv[i, 2] = sz
     for i in prange(n):
         v[i, 0] += dv[i, 0]
         v[i, 1] += dv[i, 1]
