@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from reference.naive import brute_force_neighbors
 
-from sph_addon.core.neighbors import NeighborSearch, find_neighbors
+from sph_addon.core.neighbors import CANDIDATES, NeighborSearch, find_neighbors
 
 
 def _same(x, radius):
@@ -26,6 +26,21 @@ def test_clustered_points_match_brute_force():
     rng = np.random.default_rng(3)
     centers = rng.uniform(-2, 2, (6, 3))
     x = np.concatenate([c + rng.normal(0, 0.03, (250, 3)) for c in centers])
+    _same(x, 0.1)
+
+
+def test_a_neighbourhood_with_more_candidates_than_the_work_arrays_hold_at_first():
+    # 1,200 particles within a few cells: a cell's 27 neighbours hold more than CANDIDATES, so the
+    # lists' work arrays must grow mid-loop (a second clump keeps a cell with few candidates beside it).
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.normal(0, 0.04, (1200, 3)), 1.0 + rng.normal(0, 0.04, (20, 3))])
+    ns = NeighborSearch(0.1)
+    ns.sort(x)
+    assert ns.dense
+    # Each (sorted) particle's cell population, then the particles of the densest cell's 27 neighbours.
+    population = np.diff(ns.cell_start)[np.searchsorted(ns.cell_start, np.arange(len(x)), "right") - 1]
+    densest = ns.cell[np.argmax(population)]
+    assert np.sum(np.all(np.abs(ns.cell - densest) <= 1, axis=1)) > CANDIDATES
     _same(x, 0.1)
 
 
