@@ -259,7 +259,9 @@ class Simulation:
         predicted = st.x + dt * st.v
         order = self.ns.sort(predicted)
         st.permute(order)
-        predicted = predicted[order]
+        # The same values as predicted[order] (each is the same sum of the same numbers), a fifth of
+        # the time of numpy's single-threaded gather.
+        predicted = st.x + dt * st.v
         self.nbr, self.count = self.ns.lists(predicted, self.h)
         walls = self._walls_at(t + dt) if self.colliders else None
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,

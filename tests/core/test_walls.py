@@ -97,3 +97,14 @@ def test_weighted_rows_skipping_zero_shares_are_the_matrix_product():
     weighted_rows(share, w, out)
     np.testing.assert_allclose(out, np.einsum("km,mc->kc", share, w), rtol=1e-12, atol=1e-15)
     assert np.all(out[:20] == 0.0)
+
+    # The boundary terms' form: the same sums written straight to the particles' rows, exactly.
+    from sph_addon.core.colliders.response import boundary_sums
+
+    rows = rng.permutation(500)[:300]
+    rho, rho_near, g, g_near = np.zeros(500), np.zeros(500), np.zeros((500, 3)), np.zeros((500, 3))
+    boundary_sums(share, w, rows, rho, rho_near, g, g_near)
+    assert np.array_equal(rho[rows], out[:, 0]) and np.array_equal(rho_near[rows], out[:, 1])
+    assert np.array_equal(g[rows], out[:, 2:5]) and np.array_equal(g_near[rows], out[:, 5:8])
+    others = np.setdiff1d(np.arange(500), rows)
+    assert not (rho[others].any() or rho_near[others].any() or g[others].any() or g_near[others].any())

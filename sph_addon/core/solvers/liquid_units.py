@@ -102,11 +102,11 @@ def wall_terms(x: np.ndarray, walls, spacing: float, h: float
     near = np.flatnonzero(walls.distance(x) < h + 0.5 * spacing)
     if not len(near):
         return rho_w, rho_near_w, g, g_near
+    from ..colliders.response import boundary_sums
+
     off, weights = _wall_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
-    sums = _weighted(share, weights)
-    rho_w[near], rho_near_w[near] = sums[:, 0], sums[:, 1]
-    g[near], g_near[near] = sums[:, 2:5], sums[:, 5:8]
+    boundary_sums(share, weights, near, rho_w, rho_near_w, g, g_near)
     return rho_w, rho_near_w, g, g_near
 
 
