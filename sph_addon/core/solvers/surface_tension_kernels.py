@@ -220,35 +220,51 @@ def surface_curvature(x, normal, weight, nbr, count, h, kappa_cap, curvature_sup
     kappa : (n,) float64, 1/m: set at ``surface``, left as it is elsewhere (the caller's zeros).
     """
     inv_h = 1.0 / h
-    for k in prange(surface.shape[0]):
-        i = surface[k]
-        nx = normal[i, 0]
-        ny = normal[i, 1]
-        nz = normal[i, 2]
-        num = 0.0
-        den = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            aj = weight[j]
-            if aj == 0.0:
-                continue
-            tx = x[i, 0] - x[j, 0]
-            ty = x[i, 1] - x[j, 1]
-            tz = x[i, 2] - x[j, 2]
-            r = math.sqrt(tx * tx + ty * ty + tz * tz)
-            a = 1.0 - r * inv_h
-            if a <= 0.0 or r == 0.0:
-                continue
-            d = tx * nx + ty * ny + tz * nz
-            tx -= d * nx
-            ty -= d * ny
-            tz -= d * nz
-            w = aj * a * a
-            num += w * ((nx - normal[j, 0]) * tx + (ny - normal[j, 1]) * ty + (nz - normal[j, 2]) * tz)
-            den += w * (tx * tx + ty * ty + tz * tz)
-        if den > 0.0:
-            k = min(max(2.0 * num / den, -kappa_cap), kappa_cap)
-            kappa[i] = k * min(1.0, den * inv_h * inv_h / curvature_support)
+    m = surface.shape[0]
+    for b in prange((m + BLOCK - 1) // BLOCK):
+        onsurface = np.empty(nbr.shape[1], np.int32)
+        for k in range(b * BLOCK, min(m, (b + 1) * BLOCK)):
+            _curvature(k, x, normal, weight, nbr, count, inv_h, kappa_cap, curvature_support, surface, kappa,
+                       onsurface)
+
+
+@njit(**config.NJIT_INLINE)
+def _curvature(k, x, normal, weight, nbr, count, inv_h, kappa_cap, curvature_support, surface, kappa, onsurface):
+    """κ of surface particle surface[k] (see :func:`surface_curvature`); ``onsurface`` is work space."""
+    i = surface[k]
+    nx = normal[i, 0]
+    ny = normal[i, 1]
+    nz = normal[i, 2]
+    # The neighbours with a normal listed first, without a branch, then only they are visited: the
+    # branch on a_j in the loop below was mispredicted for a third to a half of the neighbours
+    # (0.46-0.72 -> 0.27-0.38 ms on the bench's dam break, the same sums in the same order).
+    c = 0
+    for kk in range(count[i]):
+        j = nbr[i, kk]
+        onsurface[c] = j
+        c += weight[j] != 0.0
+    num = 0.0
+    den = 0.0
+    for t in range(c):
+        j = onsurface[t]
+        aj = weight[j]
+        tx = x[i, 0] - x[j, 0]
+        ty = x[i, 1] - x[j, 1]
+        tz = x[i, 2] - x[j, 2]
+        r = math.sqrt(tx * tx + ty * ty + tz * tz)
+        a = 1.0 - r * inv_h
+        if a <= 0.0 or r == 0.0:
+            continue
+        d = tx * nx + ty * ny + tz * nz
+        tx -= d * nx
+        ty -= d * ny
+        tz -= d * nz
+        w = aj * a * a
+        num += w * ((nx - normal[j, 0]) * tx + (ny - normal[j, 1]) * ty + (nz - normal[j, 2]) * tz)
+        den += w * (tx * tx + ty * ty + tz * tz)
+    if den > 0.0:
+        curvature = min(max(2.0 * num / den, -kappa_cap), kappa_cap)
+        kappa[i] = curvature * min(1.0, den * inv_h * inv_h / curvature_support)
 
 
 @njit(**config.NJIT_PARALLEL)
