@@ -56,8 +56,9 @@ class ChebyshevPasses:
     ahead of each pass and :meth:`after` once the pass has run and the substep is not yet converged.
 
     ``extrapolate(now, last, back, ω, γ)`` is the kernel that sets
-    now = ω (γ (now - last) + last - back) + back in place (``relaxation_kernels.extrapolate``;
-    passed in so this module needs no numba).
+    now = ω (γ (now - last) + last - back) + back in place and copies the result into ``back``
+    (``relaxation_kernels.extrapolate``; passed in so this module needs no numba): that buffer is
+    where the next pass's start is kept, so :meth:`before` has nothing to copy after an extrapolation.
     The two iterates it keeps live from one substep to the next: allocated afresh every substep,
     their page faults cost a millisecond a substep on the bench's dam break.
     """
@@ -79,11 +80,15 @@ class ChebyshevPasses:
         self.passes = 0
         self.error = np.inf
         self._prev = -1  # which of the two buffers holds the iterate two passes back (-1: none yet)
+        self._kept = False  # the last extrapolation left the coming pass's start in its buffer
         if self.rho2 > 0.0 and (not self._bufs or len(self._bufs[0][0]) != n):
             self._bufs = [(np.empty((n, 3)), np.empty((n, 3))) for _ in range(2)]
 
     def before(self, x: np.ndarray, wall_dx: np.ndarray) -> None:
         """Remember the iterate the coming pass starts from (nothing is kept while ρ = 0)."""
+        if self._kept:
+            self._kept = False
+            return
         if self._bufs:
             bx, bw = self._bufs[self._last()]
             np.copyto(bx, x)
@@ -109,6 +114,7 @@ class ChebyshevPasses:
             lx, lw = self._bufs[self._last()]
             self._extrapolate(x, lx, bx, self.omega, self.gamma)
             self._extrapolate(wall_dx, lw, bw, self.omega, self.gamma)
+            self._kept = True  # bx, bw: the buffer the next pass's start goes to (below)
         self._prev = self._last()
 
     def _last(self) -> int:
