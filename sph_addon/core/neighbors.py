@@ -295,7 +295,6 @@ class NeighborSearch:
             return
         self._n = n
         self.cell = np.zeros((n, 3), np.int64)
-        self._cell_unsorted = np.zeros((n, 3), np.int64)
         self.key = np.zeros(n, np.int64)
         self.order = np.zeros(n, np.int64)
         self.colour = np.zeros(n, np.uint8)
@@ -337,9 +336,13 @@ class NeighborSearch:
         if len(self.start) < nkeys + 1:
             self.start = np.zeros(nkeys + 1, np.int64)
         start = self.start[:nkeys + 1]
-        _keys(x, inv, lo, self.dense, sdims, self.mask, self._cell_unsorted, self.key, self.colour)
+        _keys(x, inv, lo, self.dense, sdims, self.mask, self.cell, self.key, self.colour)
         _counting_sort(self.key, nkeys, start, self.order)
-        take_rows(self._cell_unsorted, self.order, self.cell)  # numpy's cell[order]: 0.17 ms, this 0.03
+        # numpy's cell[order] took 0.17 ms, the parallel gather 0.03; a new array, as numpy's was (a
+        # second kept one would add 24 bytes a particle to the bake's peak).
+        cell = np.empty_like(self.cell)
+        take_rows(self.cell, self.order, cell)
+        self.cell = cell
         self.colour[:] = self.colour[self.order]
         self.cell_start = start
         self.bucket_start = np.ascontiguousarray(start[::8])
