@@ -237,16 +237,38 @@ def _fill_lists_by_cell(x, cell, start, sdims, radius, key_units, nbr, count):
 def _fill_cell(x, start, r2, width, a, b, keys, total, cand, pos, d2, row, nbr, count):
     """The rows of particles a..b-1, one cell, whose 27 neighbour cells are ``keys`` holding ``total``
     particles (see :func:`_fill_lists_by_cell`; the other arrays are its work arrays)."""
-    # The neighbour cells' particles gathered in one contiguous list.
+    # The cell's particles' bounding box: a candidate at least the radius from it is no particle's
+    # neighbour (its distance to any of them is no smaller, in floating point too, rounding being
+    # monotonic), so it is left out: 38 % of the candidates on the bench's dam break (the box of a
+    # cell's particles is narrower than the cell), and their tests below (lists 2.4 -> 2.0 ms), the
+    # same rows.
+    lo0 = hi0 = x[a, 0]
+    lo1 = hi1 = x[a, 1]
+    lo2 = hi2 = x[a, 2]
+    for i in range(a + 1, b):
+        lo0 = min(lo0, x[i, 0])
+        hi0 = max(hi0, x[i, 0])
+        lo1 = min(lo1, x[i, 1])
+        hi1 = max(hi1, x[i, 1])
+        lo2 = min(lo2, x[i, 2])
+        hi2 = max(hi2, x[i, 2])
+    # The neighbour cells' particles near that box gathered in one contiguous list.
     m = 0
     for t in range(27):
         k = keys[t]
         for j in range(start[k], start[k + 1]):
+            px = x[j, 0]
+            py = x[j, 1]
+            pz = x[j, 2]
+            ex = max(lo0 - px, 0.0, px - hi0)
+            ey = max(lo1 - py, 0.0, py - hi1)
+            ez = max(lo2 - pz, 0.0, pz - hi2)
             cand[m] = j
-            pos[0, m] = x[j, 0]
-            pos[1, m] = x[j, 1]
-            pos[2, m] = x[j, 2]
-            m += 1
+            pos[0, m] = px
+            pos[1, m] = py
+            pos[2, m] = pz
+            m += ex * ex + ey * ey + ez * ez < r2
+    total = m
     # Distances first, in a loop of their own that the compiler vectorises, then the rows:
     # the same rows in the same order, 9.4 -> 6.9 ms for the dam break's 24,000 particles.
     for i in range(a, b):
