@@ -78,7 +78,7 @@ class Walls:
     def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
         """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``),
         in a buffer kept for the next call (valid until then)."""
-        from .colliders.response import solid_share
+        from .colliders.boundary_volume import solid_share
         from .colliders.sdf_dispatch import EXACT_DISTANCES
 
         share = self._buffer("share", len(centres), len(offsets))

@@ -86,7 +86,7 @@ def test_a_shape_without_a_code_is_refused():
 
 
 # The kernels that took the SDF function as an argument before (and recompiled in every process).
-COLLISION_KERNELS = (("response", "collide"), ("response", "distances"), ("response", "solid_share"),
+COLLISION_KERNELS = (("response", "collide"), ("response", "distances"), ("boundary_volume", "solid_share"),
                      ("overlaps", "push_out_of_solid"))
 
 

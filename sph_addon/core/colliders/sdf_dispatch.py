@@ -52,7 +52,7 @@ SDF_FUNCTIONS = {
     GRID: sdf_grid,
 }
 # Codes whose field is the exact signed distance, so it changes by at most 1 per metre (the
-# boundary density's sampling skips points it can bound: ``response.solid_share``). An open box's
+# boundary density's sampling skips points it can bound: ``boundary_volume.solid_share``). An open box's
 # faces and a sampled grid are not counted: their bound is larger.
 EXACT_DISTANCES = frozenset({PLANE, SPHERE, BOX, BOX_CONTAINER})
 # SDF function -> code: how a Shape resolves its function (Shape.code).

@@ -102,7 +102,7 @@ def wall_terms(x: np.ndarray, walls, spacing: float, h: float
     near = np.flatnonzero(walls.distance(x) < h + 0.5 * spacing)
     if not len(near):
         return rho_w, rho_near_w, g, g_near
-    from ..colliders.response import boundary_sums
+    from ..colliders.boundary_volume import boundary_sums
 
     off, weights = _wall_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
@@ -113,7 +113,7 @@ def wall_terms(x: np.ndarray, walls, spacing: float, h: float
 def _weighted(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     """a @ w ((k,m) by (m,c)) without BLAS: numpy hands a product to the BLAS library, whose worker
     threads then spin on the cores numba's threads need (``colliders.response.placed_distances``)."""
-    from ..colliders.response import weighted_rows
+    from ..colliders.boundary_volume import weighted_rows
 
     out = np.empty((a.shape[0], w.shape[1]))
     weighted_rows(np.ascontiguousarray(a, np.float64), np.ascontiguousarray(w, np.float64), out)
