@@ -327,7 +327,7 @@ def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
     inv_rho0 = 1.0 / rho0
     width = nbr.shape[1]
     # One coefficient for every material (most scenes): the pairs' means need no material lookups,
-    # 0.5 (c + c) = c exactly (1.17 -> 0.80 ms on the bench's dam break, with the loops below).
+    # 0.5 (c + c) = c exactly (1.15-1.20 -> 0.82-0.85 ms on the bench's dam break, with the loops below).
     uniform = np.all(coef == coef[0])
     for b in prange((n + XSPH_BLOCK - 1) // XSPH_BLOCK):
         w = np.empty(width)
