@@ -49,9 +49,6 @@ from numba import njit, prange
 
 from .. import config
 
-# Particles per parallel iteration of smooth_velocities (each allocates its rows' weights once).
-XSPH_BLOCK = 64
-
 
 @njit(**config.NJIT_PARALLEL)
 def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour, colour_buckets, colour_units):
@@ -200,34 +197,48 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
             for t in range(colour_units[c, u], colour_units[c, u + 1]):
                 lo = bucket_start[colour_buckets[t]]
                 hi = bucket_start[colour_buckets[t] + 1]
-                for ii in range(lo, hi):
-                    i = lo + hi - 1 - ii if backward else ii
-                    if colour[i] != c:
-                        continue
-                    xi = x[i, 0]
-                    yi = x[i, 1]
-                    zi = x[i, 2]
-                    nk = count[i]
-                    d, dn = _pair_weights(i, xi, yi, zi, x, nbr, nk, inv_h, ux, uy, uz, w)
-                    # The fluid missing behind the colliders (a boundary volume, as SPlisHSPlasH's
-                    # volume maps give it), linearised about where it was sampled.
-                    if wall_rho[i] > 0.0:
-                        wd, wdn = _wall_densities(i, xi, yi, zi, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near,
-                                                  inv_h)
-                        d += wd
-                        dn += wdn
-                    rho[i] = d
-                    rho_near[i] = dn
-                    m = mat[i]
-                    p = gain[m] * max(d - rho0[m], 0.0)
-                    pn = gain_near[m] * max(dn - rho0_near[m], 0.0)
-                    if p == 0.0 and pn == 0.0:
-                        continue
-                    sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w)
-                    wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
-                    x[i, 0] = xi + sx + wx
-                    x[i, 1] = yi + sy + wy
-                    x[i, 2] = zi + sz + wz
+                # One loop per direction: a loop whose index is chosen by the direction inside it ran the
+                # forward sweeps 9 % slower (1.44-1.51 against 1.32-1.37 ms a pass, the same particles).
+                if backward:
+                    for i in range(hi - 1, lo - 1, -1):
+                        _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
+                                   wall_rho_near, wall_g, wall_g_near, rho, rho_near, wall_dx, inv_h, ux, uy, uz, w)
+                else:
+                    for i in range(lo, hi):
+                        _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
+                                   wall_rho_near, wall_g, wall_g_near, rho, rho_near, wall_dx, inv_h, ux, uy, uz, w)
+
+
+@njit(**config.NJIT_INLINE)
+def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho, wall_rho_near,
+               wall_g, wall_g_near, rho, rho_near, wall_dx, inv_h, ux, uy, uz, w):
+    """Relax particle i if it has colour c (the body of :func:`double_density_relaxation`'s sweeps)."""
+    if colour[i] != c:
+        return
+    xi = x[i, 0]
+    yi = x[i, 1]
+    zi = x[i, 2]
+    nk = count[i]
+    d, dn = _pair_weights(i, xi, yi, zi, x, nbr, nk, inv_h, ux, uy, uz, w)
+    # The fluid missing behind the colliders (a boundary volume, as SPlisHSPlasH's
+    # volume maps give it), linearised about where it was sampled.
+    if wall_rho[i] > 0.0:
+        wd, wdn = _wall_densities(i, xi, yi, zi, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near,
+                                  inv_h)
+        d += wd
+        dn += wdn
+    rho[i] = d
+    rho_near[i] = dn
+    m = mat[i]
+    p = gain[m] * max(d - rho0[m], 0.0)
+    pn = gain_near[m] * max(dn - rho0_near[m], 0.0)
+    if p == 0.0 and pn == 0.0:
+        return
+    sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w)
+    wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
+    x[i, 0] = xi + sx + wx
+    x[i, 1] = yi + sy + wy
+    x[i, 2] = zi + sz + wz
 
 
 @njit(**config.NJIT_INLINE)
@@ -304,74 +315,6 @@ def _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w):
             sy -= dy
             sz -= dz
     return sx + tx, sy + ty, sz + tz
-
-
-@njit(**config.NJIT_PARALLEL)
-def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
-    """XSPH velocity smoothing (Monaghan 1989; as in Macklin & Müller 2013), Jacobi form.
-
-    v_i += c Σ_j (v_j - v_i) (1-q)² / ρ0, c the pair's mean per-material coefficient:
-    each particle moves a share c of the way towards its neighbours' mean velocity,
-    so particle-scale noise decays within a few substeps while flows longer than h
-    are untouched (the numerical viscosity ~ c h²/Δt vanishes as the spacing falls).
-    Every pair term is equal and opposite (one ρ0 for all), so momentum is conserved.
-
-    Parameters
-    ----------
-    x, v : (n,3) positions (m) and velocities (m/s); ``v`` is mutated.
-    nbr, count : neighbour rows. mat : (n,) uint8; coef : per-material c (dimensionless).
-    h : interaction radius, m; rho0 : lattice density Σ (1-q)². dv : (n,3) scratch.
-    """
-    n = x.shape[0]
-    inv_h = 1.0 / h
-    inv_rho0 = 1.0 / rho0
-    width = nbr.shape[1]
-    # One coefficient for every material (most scenes): the pairs' means need no material lookups,
-    # 0.5 (c + c) = c exactly (1.15-1.20 -> 0.82-0.85 ms on the bench's dam break, with the loops below).
-    uniform = np.all(coef == coef[0])
-    for b in prange((n + XSPH_BLOCK - 1) // XSPH_BLOCK):
-        w = np.empty(width)
-        for i in range(b * XSPH_BLOCK, min(n, (b + 1) * XSPH_BLOCK)):
-            ci = coef[mat[i]]
-            nk = count[i]
-            xi = x[i, 0]
-            yi = x[i, 1]
-            zi = x[i, 2]
-            # Squared distances first, then the weights in a loop the compiler vectorises; a pair
-            # beyond h or without smoothing weighs 0, which leaves the sums as skipping it did.
-            for kk in range(nk):
-                j = nbr[i, kk]
-                ex = x[j, 0] - xi
-                ey = x[j, 1] - yi
-                ez = x[j, 2] - zi
-                w[kk] = ex * ex + ey * ey + ez * ez
-            if uniform:
-                for kk in range(nk):
-                    a = 1.0 - math.sqrt(w[kk]) * inv_h
-                    w[kk] = ci * a * a * inv_rho0 if a > 0.0 else 0.0  # ci = 0 weighs 0 too
-            else:
-                for kk in range(nk):
-                    a = 1.0 - math.sqrt(w[kk]) * inv_h
-                    c = 0.5 * (ci + coef[mat[nbr[i, kk]]])
-                    w[kk] = c * a * a * inv_rho0 if (a > 0.0 and c != 0.0) else 0.0
-            sx = 0.0
-            sy = 0.0
-            sz = 0.0
-            vx = v[i, 0]
-            vy = v[i, 1]
-            vz = v[i, 2]
-            for kk in range(nk):
-                j = nbr[i, kk]
-                sx += w[kk] * (v[j, 0] - vx)
-                sy += w[kk] * (v[j, 1] - vy)
-                sz += w[kk] * (v[j, 2] - vz)
-            dv[i, 0] = sx
-            dv[i, 1] = sy
-            dv[i, 2] = sz
-    for i in prange(n):
-        v[i, 0] += dv[i, 0]
-        v[i, 1] += dv[i, 1]
-        v[i, 2] += dv[i, 2]
 
 
 @njit(**config.NJIT_PARALLEL)
