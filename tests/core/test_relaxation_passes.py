@@ -154,3 +154,20 @@ def test_compression_sums_match_the_definition():
     assert np.isclose(err_mean, expect_mean, rtol=1e-12) and err_max == expect_top
     assert not done  # material 2's 0.1 % target is not met by up to 3 % compressions
     assert relaxation_passes.density_errors(sums, counts, tops, np.full(3, 0.05), owned)[2]
+
+
+def test_compression_sums_of_a_single_material_match_the_definition():
+    """One material (the kernel's path without per-particle material lookups): the same count, sum
+    and largest positive compression as numpy on the definition; no compression gives zeros."""
+    from sph_addon.core.solvers.relaxation_kernels import compression_sums
+
+    rng = np.random.default_rng(6)
+    rho = 10.0 * rng.uniform(0.95, 1.03, 500)
+    mat, rho0, owned = np.zeros(500, np.uint8), np.array([10.0]), np.array([True])
+    sums, counts, tops = np.full(1, np.nan), np.full(1, -1, np.int64), np.full(1, np.nan)
+    compression_sums(rho, mat, rho0, owned, sums, counts, tops)
+    e = np.maximum(rho / 10.0 - 1.0, 0.0)
+    assert counts[0] == np.count_nonzero(e > 0) and np.isclose(sums[0], e[e > 0].sum(), rtol=1e-12)
+    assert tops[0] == e.max()
+    compression_sums(np.full(500, 9.0), mat, rho0, owned, sums, counts, tops)
+    assert counts[0] == 0 and sums[0] == 0.0 and tops[0] == 0.0
