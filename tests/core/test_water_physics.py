@@ -121,7 +121,8 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     substep, so the pool's first frame took the fewest substeps (2): the column fell, the next frame
     needed 87 passes a substep and threw particles up at 1.01 m/s. The first frame's passes are now
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
-    0.36 m/s over the first second, 0.38 since the passes are accelerated; the free fall of a fill at
+    0.36 m/s over the first second, 0.38 once the passes were accelerated, 0.46 since frames are
+    re-planned (docs/materials.md, "The pool since the re-planning"); the free fall of a fill at
     exactly its rest density, ~0.3 m/s in the first frame, remains: the issue's settle pass is not
     built)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
