@@ -9,7 +9,7 @@ only from particles whose normal is reliable); N. Akinci, G. Akinci,
 M. Teschner, "Versatile Surface Tension and Adhesion for SPH Fluids", ACM TOG
 32(6) 2013 (normals from the colour gradient scaled by h; cohesion and
 curvature pair forces, discussed below). None of the three is among the
-project's papers (/work/shared/papers), so their equations are named here,
+project's papers (../shared/papers/), so their equations are named here,
 not numbered.
 
 The liquid side (``liquid_units``: lattice constant K, thresholds, stable

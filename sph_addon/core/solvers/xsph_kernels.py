@@ -1,7 +1,7 @@
 """XSPH velocity smoothing (Monaghan 1989, "On the problem of penetration in particle methods",
 J. Comput. Phys. 82; as position-based fluids use it, Macklin & Müller 2013): a numba kernel.
 
-Not one of the project's papers' equations (/work/shared/papers): the viscoelastic model applies it
+Not one of the project's papers' equations (../shared/papers/): the viscoelastic model applies it
 in its velocity stage to damp particle-scale noise (``viscoelastic_clavet2005.XSPH``).
 """
 
