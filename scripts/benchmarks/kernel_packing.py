@@ -4,8 +4,10 @@ A density relaxation sees kernel sums, not counts: if another arrangement reache
 Σ W(r/h) of the cubic lattice with more particles per volume, the liquid can pack into it and lose
 depth with every particle at its rest density (docs/materials.md, "The wall's missing turn"). For
 each kernel shape and support h (in spacings) this prints the number density, over the cubic
-lattice's, of the face-centred and body-centred cubic lattices and of stacked triangular layers one
-spacing apart, each scaled until its kernel sum is the cubic lattice's; then, for square layers of
+lattice's, of the face-centred and body-centred cubic lattices, of stacked triangular layers one
+spacing apart and of the cubic lattice with every other column shifted by half a spacing along it
+(what the resting pool's interior settles into: ``pool_at_rest.py --structure``), each scaled until
+its kernel sum is the cubic lattice's; then, for square layers of
 the cubic lattice's own spacing shifted by half a cell every other layer, the layer pitch that keeps
 the sum (what a column held by side walls could shrink to).
 
@@ -51,6 +53,14 @@ def _layers(a: float, pitch: float, h: float, shift, square: bool) -> np.ndarray
     return _radii(np.concatenate(rows), h)
 
 
+def _shifted_columns(a: float, h: float) -> np.ndarray:
+    """The cubic lattice of spacing a with every other column (i + j odd) moved by a/2 along it: the
+    arrangement the resting pool's interior settles into (``pool_at_rest.py --structure``)."""
+    g = _cells(int(h / a) + 3)
+    g[:, 2] += 0.5 * ((g[:, 0] + g[:, 1]) % 2)
+    return _radii(g * a, h)
+
+
 def _solve(f, lo: float, hi: float) -> float:
     """The root of f in [lo, hi] by bisection (f changes sign there)."""
     f_lo = f(lo)
@@ -73,16 +83,17 @@ def main() -> None:
     fcc = np.array([[0, 0, 0], [0.5, 0.5, 0], [0.5, 0, 0.5], [0, 0.5, 0.5]])
     bcc = np.array([[0, 0, 0], [0.5, 0.5, 0.5]])
     hollow = (0.5, 0.5 / np.sqrt(3))
-    print(f"{'kernel':32s} {'h/s':>4s} {'fcc':>7s} {'bcc':>7s} {'tri.':>7s} {'pitch':>7s}")
+    print(f"{'kernel':32s} {'h/s':>4s} {'fcc':>7s} {'bcc':>7s} {'tri.':>7s} {'shift.':>7s} {'pitch':>7s}")
     for h in (2.0, 2.5):
         for name, w in KERNELS.items():
             target = w(_cubic(np.zeros((1, 3)), 1.0, h) / h).sum()
             a_fcc = _matching(w, h, target, partial(_cubic, fcc, h=h), 0.8, 2.5)
             a_bcc = _matching(w, h, target, partial(_cubic, bcc, h=h), 0.8, 2.5)
             a_tri = _matching(w, h, target, partial(_layers, pitch=1.0, h=h, shift=hollow, square=False), 0.7, 2.0)
+            a_shift = _matching(w, h, target, partial(_shifted_columns, h=h), 0.8, 1.25)
             pitch = _matching(w, h, target, partial(_layers, 1.0, h=h, shift=(0.5, 0.5), square=True), 0.5, 1.5)
             print(f"{name:32s} {h:4.1f} {4 / a_fcc**3:7.4f} {2 / a_bcc**3:7.4f} "
-                  f"{2 / (np.sqrt(3) * a_tri**2):7.4f} {pitch:7.4f}")
+                  f"{2 / (np.sqrt(3) * a_tri**2):7.4f} {1 / a_shift**3:7.4f} {pitch:7.4f}")
 
 
 if __name__ == "__main__":

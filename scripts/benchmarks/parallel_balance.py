@@ -33,8 +33,8 @@ import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py:
 
 from sph_addon.core import neighbors  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.solvers import density_relaxation_kernels as kernels  # noqa: E402
 from sph_addon.core.solvers import liquid_units as units  # noqa: E402
-from sph_addon.core.solvers import viscoelastic_clavet2005_kernels as kernels  # noqa: E402
 
 
 def _median_ms(call) -> float:
@@ -76,7 +76,8 @@ def measure(sim: Simulation) -> dict:
         kernels.double_density_relaxation(x.copy(), nbr, count, np.zeros(n, np.uint8), np.array([gain]),
                                           np.array([gain_near]), np.array([rho0]), np.array([rho0_near]), sim.h,
                                           ns.bucket_start, ns.colour, ns.colour_buckets, colour_units, x,
-                                          np.zeros(n), np.zeros(n), zeros3, zeros3, False, np.empty(n), np.empty(n),
+                                          np.zeros(n), np.zeros(n), zeros3, zeros3, np.zeros((0, 4)),
+                                          np.full((n, 3), -1, np.int64), False, np.empty(n), np.empty(n),
                                           np.zeros((n, 3)))
 
     def lists(key_units):

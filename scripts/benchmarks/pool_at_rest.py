@@ -9,11 +9,13 @@ second, the substeps and relaxation passes, and the wall time. It also prints th
 the surface stands (mean z of the top layer's worth of particles plus half a spacing) against the
 0.5 m filled, and, at 2 s, how many particles the first three layers along the side walls hold at
 mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall is there: docs/materials.md).
-``--density-error`` and ``--support-factor`` run the variants of that page's depth table.
+``--density-error`` and ``--support-factor`` run the variants of that page's depth table;
+``--structure`` prints the interior's neighbour shells at the end (what arrangement it settled into).
 
 Usage::
 
     python scripts/benchmarks/pool_at_rest.py [--seconds 4] [--density-error 0.01] [--support-factor 2.0]
+        [--structure]
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--density-error", type=float, default=None, help="the water's density_error (default 0.01)")
     ap.add_argument("--support-factor", type=float, default=None, help="h / spacing (default 2.0)")
+    ap.add_argument("--structure", action="store_true",
+                    help="at the end, the interior's neighbour shells and kernel sums (docs/materials.md)")
     args = ap.parse_args()
     sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor)))
     layers = None
@@ -75,11 +79,38 @@ def main() -> int:
     depth = rows[-1]["top_z"] + SPACING / 2
     print(f"max speed over t <= 1 s: {100 * vmax_1s:.1f} cm/s; substeps {substeps}; "
           f"passes per substep {passes / substeps:.2f}; wall {wall:.1f} s; depth at the end {depth:.4f} m "
-          f"({100 * (depth / DEPTH - 1):+.1f} % of the {DEPTH} m filled)")
+          f"({100 * (depth / DEPTH - 1):+.1f} % of the {DEPTH} m filled); twice the mean height "
+          f"{2 * rows[-1]['mean_z']:.4f} m ({100 * (2 * rows[-1]['mean_z'] / DEPTH - 1):+.2f} %)")
     if layers is not None:
         print("particles per side-wall layer at 2 s, mid-depth, over the lattice's (layers 0, 1, 2): "
               + ", ".join(f"{r:.3f}" for r in layers))
+    if args.structure:
+        structure(sim.state.x, sim.h)
     return 0
+
+
+def structure(x: np.ndarray, h: float) -> None:
+    """The interior's (3-9 cm from the side walls, 7.5-37.5 cm high) neighbours within 1.25 s per
+    particle, by direction (along z: |cos| > 0.9; oblique: 0.3-0.7; level: < 0.2) with their mean
+    distance in spacings, and its number density and mean Σ (1-q)³ over the cubic lattice's."""
+    s = SPACING
+    inner = np.all((x[:, :2] > 0.075) & (x[:, :2] < 0.225), axis=1) & (x[:, 2] > 0.075) & (x[:, 2] < 0.375)
+    rel = x[None, :, :] - x[inner][:, None, :]
+    r = np.linalg.norm(rel, axis=2)
+    shell = (r > 0) & (r < 1.25 * s)
+    cos_z = np.abs(rel[..., 2]) / np.where(r > 0, r, 1.0)
+    parts = []
+    for name, lo, hi in (("along z", 0.9, 1.01), ("oblique", 0.3, 0.7), ("level", 0.0, 0.2)):
+        sel = shell & (cos_z >= lo) & (cos_z < hi)
+        parts.append(f"{name} {sel.sum() / inner.sum():.2f} at {r[sel].mean() / s:.3f} s")
+    grid = np.arange(-3, 4)
+    lat = np.linalg.norm(np.stack(np.meshgrid(grid, grid, grid, indexing="ij"), -1).reshape(-1, 3), axis=1) * s
+    lattice = np.sum(np.clip(1 - lat[lat > 0] / h, 0, None) ** 3)
+    near = np.where((r > 0) & (r < h), (1 - np.clip(r / h, 0, 1)) ** 3, 0.0).sum(axis=1)
+    print(f"interior neighbours within 1.25 s per particle: {'; '.join(parts)} (the cubic lattice: 2 along z at "
+          f"1, 4 level at 1; every other column shifted by s/2: 2 along z at 1, 8 oblique at 1.118)")
+    print(f"interior number density {inner.sum() * s**3 / (0.15 * 0.15 * 0.30):.4f}, mean sum (1-q)^3 "
+          f"{near.mean() / lattice:.4f}, both over the cubic lattice's")
 
 
 def side_wall_layers(x, count: int = 3) -> list[float]:

@@ -27,16 +27,16 @@ import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py:
 
 import sph_addon.core.neighbors as neighbors  # noqa: E402
 import sph_addon.core.simulation as simulation  # noqa: E402
+import sph_addon.core.solvers.density_relaxation_kernels as relaxation  # noqa: E402
 import sph_addon.core.solvers.liquid_units as units  # noqa: E402
 import sph_addon.core.solvers.surface_tension_kernels as tension  # noqa: E402
 import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
-import sph_addon.core.solvers.viscoelastic_clavet2005_kernels as kernels  # noqa: E402
 import sph_addon.core.solvers.xsph_kernels as xsph  # noqa: E402
 import sph_addon.core.state as state  # noqa: E402
 
 STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"), (state.ParticleState, "permute"),
           (units, "wall_terms"), (tension, "surface_tension_impulses"), (xsph, "smooth_velocities"),
-          (kernels, "double_density_relaxation"), (simulation.Simulation, "_collide"),
+          (relaxation, "double_density_relaxation"), (simulation.Simulation, "_collide"),
           (simulation.Simulation, "check_and_stats"), (model.ViscoelasticModel, "velocity_stage"),
           (model.ViscoelasticModel, "position_stage"), (simulation.Simulation, "step")]
 

@@ -207,7 +207,8 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
 
 @functools.lru_cache(maxsize=16)
 def _lattice_sums(spacing: float, h: float) -> tuple[float, float, float, float]:
-    """ρ0, ρ0^near, k Δt², k^near Δt² at a spacing and radius (cached: panels redraw often)."""
+    """ρ0, ρ0^near, k Δt², k^near Δt² at a spacing and radius (cached: panels redraw often); Clavet's
+    density has no gain: the relaxation runs on the near density alone."""
     return (*liquid_units.rest_densities(spacing, h), *liquid_units.relaxation_gains(spacing, h))
 
 
@@ -275,10 +276,10 @@ class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
         when = "estimate for liquid at rest" if c["automatic"] else "fixed"
         for text in (
                 f"Spacing {c['spacing']:.4g} m, radius h {c['h']:.4g} m ({where})",
-                f"Rest density ρ0 {c['rest_density']:.4g}, near {c['rest_density_near']:.4g} (lattice sums)",
-                f"Gains k Δt² {c['gain']:.4g} m, k_near Δt² {c['gain_near']:.4g} m",
+                f"Near rest density {c['rest_density_near']:.4g} (a lattice sum)",
+                f"Gain k_near Δt² {c['gain_near']:.4g} m (the relaxation is on the near density)",
                 f"{c['substeps']} substeps per frame ({when}): Δt {1000 * c['dt']:.3g} ms",
-                f"Stiffness k {c['stiffness']:.4g} m/s², k_near {c['stiffness_near']:.4g} m/s²",
+                f"Stiffness k_near {c['stiffness_near']:.4g} m/s²",
                 f"Surface tension limits Δt to {1000 * c['tension_dt']:.3g} ms" if math.isfinite(c["tension_dt"])
                 else "No surface tension"):
             col.label(text=text)

@@ -146,8 +146,8 @@ def test_derived_clavet_constants_are_shown_read_only(ext, saved_file):
     derived = model.derived_constants(dt)
     for key in ("rest_density", "rest_density_near", "stiffness", "stiffness_near"):
         assert c[key] == pytest.approx(derived[key], rel=1e-5), key
-    assert f"Rest density ρ0 {rho0:.4g}, near {rho0_near:.4g} (lattice sums)" in labels, labels
-    assert any(text.startswith(f"Stiffness k {gain / dt**2:.4g} m/s²") for text in labels), labels
+    assert f"Near rest density {rho0_near:.4g} (a lattice sum)" in labels, labels
+    assert any(text.startswith(f"Stiffness k_near {gain_near / dt**2:.4g} m/s²") for text in labels), labels
     assert any(text.startswith("8 substeps per frame (fixed)") for text in labels), labels
     # Automatic substeps: liquid at rest needs Min Substeps.
     d.substeps, d.min_substeps = 0, 3

@@ -130,11 +130,12 @@ def test_the_budget_survives_a_checkpoint():
 def test_a_stiff_target_at_one_substep_is_capped_and_reported_not_a_hang():
     """The old hang (stiffness 1e6 at one substep: ~9 million passes a substep): today the passes
     stop at the material's max_iterations, every capped substep is counted in the frame's stats,
-    and the bake goes on."""
-    water = {"name": "water", "preset": "water", "params": {"max_iterations": 20, "density_error": 0.001}}
+    and the bake goes on. (16 passes at 0.02 %: the near density's passes hold 0.1 % within the
+    old test's 20.)"""
+    water = {"name": "water", "preset": "water", "params": {"max_iterations": 16, "density_error": 0.0002}}
     data = scene_dict(frame_end=6, simulation={"substeps": 1}, materials=[water])
     data["sources"][0]["velocity"] = [0, 0, -3]
     sim = _sim(**{k: v for k, v in data.items() if k in ("frame_end", "simulation", "materials", "sources")})
     stats = [sim.advance_frame() for _ in range(5)]
-    assert all(s.extra["density_iterations_max"] <= 20 for s in stats)
+    assert all(s.extra["density_iterations_max"] <= 16 for s in stats)
     assert sum(s.extra["density_capped"] for s in stats) >= 3

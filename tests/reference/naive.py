@@ -124,8 +124,20 @@ def _pair(x: np.ndarray, i: int, j: int, h: float) -> tuple[float, float, np.nda
 # -- Clavet 2005, sequential references -----------------------------------------------------
 
 
+def _reflect(p: np.ndarray, planes: np.ndarray, rows, sub: int, linear: bool = False) -> np.ndarray:
+    """p reflected in the planes rows[b] whose bit b is set in ``sub`` (n·x = c), in that order; with
+    ``linear``, a vector, in the reverse order (a move of the image taken back to the point)."""
+    p = np.array(p, dtype=np.float64, copy=True)
+    bits = [b for b in range(len(rows)) if (sub >> b) & 1]
+    for b in (reversed(bits) if linear else bits):
+        n, c = planes[rows[b], :3], planes[rows[b], 3]
+        p -= 2.0 * (float(np.dot(n, p)) - (0.0 if linear else c)) * n
+    return p
+
+
 def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_near, h, bucket_start, colour,
-                              x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near, backward=False):
+                              x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near, planes=None, plane_of=None,
+                              cap=math.inf, backward=False):
     """One pass of double density relaxation, Clavet 2005 Algorithm 3 (eqs. 4.1-4.6), transcribed line by line.
 
     The thesis' algorithm, for each particle i in :func:`visiting_order` (forward, or reversed
@@ -149,7 +161,13 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
       i is pushed by -(P Δt² g + P^near Δt² g^near) besides -Σ D_ij: eq. 4.6 with partners
       that do not move;
     * **coincident neighbours** (r = 0) have no direction: they are neither displaced nor
-      counted in the densities (the thesis' line 7 would count them with q = 0).
+      counted in the densities (the thesis' line 7 would count them with q = 0);
+    * **mirror walls** (``planes`` (P,4) as n·x = c, ``plane_of`` (n,3) the planes of each particle,
+      -1 for none): i also counts the images of its neighbours and of itself in every non-empty
+      subset of its planes (reflections in subset order), and pushes each as a neighbour; the
+      image's displacement, reflected back in reverse order, moves the particle it mirrors, and
+      i takes -D as from any neighbour (``wall_images``);
+    * **a cap** on each pair's displacement: |D_ij| <= ``cap`` (m).
 
     Parameters
     ----------
@@ -187,17 +205,37 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
             delta = x[i] - x_ref[i]
             d += max(wall_rho[i] + 2.0 / h * float(np.dot(wall_g[i], delta)), 0.0)
             dn += max(wall_rho_near[i] + 3.0 / h * float(np.dot(wall_g_near[i], delta)), 0.0)
+        # Deviation: the images in the mirror walls, from the positions the particles before i left.
+        rows = [] if plane_of is None else [int(a) for a in plane_of[i] if a >= 0]
+        images = []
+        for j in (*row, i) if rows else ():
+            for sub in range(1, 1 << len(rows)):
+                e = _reflect(x[j], planes, rows, sub) - x[i]
+                r = math.sqrt(float(np.dot(e, e)))
+                if 0.0 < r < h:
+                    images.append((j, sub, r / h, e / r))
+                    d += (1.0 - r / h) ** 2
+                    dn += (1.0 - r / h) ** 3
         rho[i] = d
         rho_near[i] = dn
         # Lines 10-12, one-sided and times Δt² (deviations): P Δt², P^near Δt² in metres.
         p = gain[m] * max(d - rho0[m], 0.0)
         p_near = gain_near[m] * max(dn - rho0_near[m], 0.0)
-        # Lines 13-21: displace the neighbours at once, i after the loop.
+        # Lines 13-21: displace the neighbours at once, i after the loop (the images' first; every
+        # direction as the densities saw it).
+        pairs = [(j, *_pair(x, i, j, h)[1:]) for j in row]
         dx = np.zeros(3)
-        for j in row:
-            r, q, rhat = _pair(x, i, j, h)
-            if q < 1.0 and r > 0.0:
-                big_d = (p * (1.0 - q) + p_near * (1.0 - q) ** 2) * rhat
+        for j, sub, q, rhat in images:
+            big_d = min(p * (1.0 - q) + p_near * (1.0 - q) ** 2, cap) * rhat
+            back = _reflect(big_d, planes, rows, sub, linear=True)
+            if j == i:
+                dx += back
+            else:
+                x[j] += back
+            dx -= big_d
+        for j, q, rhat in pairs:
+            if q < 1.0 and q > 0.0:
+                big_d = min(p * (1.0 - q) + p_near * (1.0 - q) ** 2, cap) * rhat
                 x[j] += big_d
                 dx -= big_d
         # Deviation: the colliders as partners that do not move (their share of eq. 4.6).

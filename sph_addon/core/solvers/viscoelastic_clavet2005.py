@@ -7,30 +7,32 @@ SCA 2005).
 
 This module declares the parameters (read by the scene validator, the docs and
 the Blender UI without importing numba) and the :class:`ViscoelasticModel`
-stage object; the numba kernels are in ``viscoelastic_clavet2005_kernels`` and
-are imported when a model is built. The conventions (whole pair terms,
-coloured Gauss-Seidel order) are documented there.
+stage object; the numba kernels, imported when a model is built, are in
+``viscoelastic_clavet2005_kernels`` and ``density_relaxation_kernels`` with their conventions.
 
 Physical units (the liquid side; derivations in ``liquid_units`` and
 docs/materials.md). The artist sets density ρ (kg/m³), surface tension γ (N/m)
 and the largest mean compression (``density_error``); Clavet's constants follow
 from them, the spacing s, the radius h and the substep Δt:
 
-* ρ0 = Σ (1-q)², ρ0^near = Σ (1-q)³ over the simple cubic lattice of spacing s
-  (eqs. 4.1, 4.3): every source fills at the rest density;
-* P = k (ρ - ρ0)⁺, P^near = k^near (ρ^near - ρ0^near)⁺ (eqs. 4.2, 4.4 made
-  one-sided): a liquid has no tension of its own, so without surface tension it
-  spreads to a film; Clavet's two-sided form gives every liquid a cohesion
-  that grows with k, i.e. with the substep and the spacing (the gel the
-  old presets made);
-* k Δt² = 0.2 h / (2 ρ0), k^near Δt² = 0.1 h / (3 Σ (1-q)⁴): a fifth of the
-  Newton step of one particle's constraint per pass, so k = 0.1 h / (ρ0 Δt²)
-  (reported by :meth:`ViscoelasticModel.derived_constants`); passes repeat
-  until the target is met (``_relax``), which makes the compression a property
-  of the material rather than of k, Δt and s, each extrapolated along the last
-  two (Chebyshev, ``relaxation_passes``: a quarter to a third fewer passes);
-* colliders add the density of the fluid missing behind them
-  (``liquid_units.wall_terms``), so the layer on a floor is not over-packed;
+* the relaxation runs on Clavet's near density ρ^near = Σ (1-q)³ alone (eq. 4.3), ρ0^near its sum
+  over the simple cubic lattice every source fills (a fill is at rest); Clavet's density Σ (1-q)²
+  (eq. 4.1) has no gain: a resting liquid settles into the cubic lattice with every other column
+  shifted by s/2, where Σ (1-q)² is 2 % smaller at the same number density and the pool packed
+  1.6 % more particles than it was filled with (Σ (1-q)³: 0.5 %; docs/materials.md);
+* P^near = k^near (ρ^near - ρ0^near)⁺ (eq. 4.4 made one-sided): a liquid has no tension of its own,
+  so without surface tension it spreads to a film; Clavet's two-sided form gives every liquid a
+  cohesion that grows with k, i.e. with the substep and the spacing (the gel the old presets made);
+* k^near Δt² = 0.45 h / (3 Σ (1-q)⁴): under half the Newton step of one particle's constraint per
+  pass (reported as k^near = k^near Δt² / Δt² by :meth:`ViscoelasticModel.derived_constants`), each
+  pair's push capped at 0.01 h (``viscoelastic_clavet2005_kernels.PAIR_CAP``); passes repeat
+  until the target is met (``_relax``), which makes the compression a property of the material
+  rather than of k, Δt and s, each extrapolated along the last two (Chebyshev,
+  ``relaxation_passes``); the density error keeps its meaning (Clavet's density's), the near
+  density moving 1.22 times as much (``liquid_units.near_error_ratio``, at h = 2 s);
+* flat walls (a closed tank's faces, the ground plane) mirror the liquid (``wall_images``); other
+  colliders add the density of the fluid missing behind them (``liquid_units.wall_terms``), so the
+  layer on a floor is not over-packed;
 * surface tension is a continuum surface force γ κ n (Brackbill 1992) from the
   curvature of the colour field (``surface_tension_kernels``), calibrated on
   the lattice (``liquid_units.csf_tension``): a drop rings at Rayleigh's
@@ -62,6 +64,7 @@ from .viscoelastic_clavet2005_parameters import (
     SPRINGS_MOULD,
     SPRINGS_NONE,
 )
+from .wall_images import relaxation_walls
 
 log = logging.getLogger(__name__)
 # XSPH velocity smoothing per substep (xsph_kernels.smooth_velocities): measured on the 0.5 m pool,
@@ -132,11 +135,12 @@ class ViscoelasticModel(MaterialModel):
     }
 
     def __init__(self, setup: ModelSetup):
-        from . import relaxation_kernels
+        from . import density_relaxation_kernels, relaxation_kernels
         from . import viscoelastic_clavet2005_kernels as kernels
 
         super().__init__(setup)
         self.k = kernels
+        self.relaxation = density_relaxation_kernels.double_density_relaxation
         self.compression_sums = relaxation_kernels.compression_sums
         s, h = setup.spacing, setup.h
         owned = np.zeros(setup.n_materials, bool)
@@ -149,6 +153,8 @@ class ViscoelasticModel(MaterialModel):
         self.gain_near = np.where(owned, gain_near, 0.0)
         self.rho0 = np.full(setup.n_materials, rho0)
         self.rho0_near = np.full(setup.n_materials, rho0_near)
+        # density_error is Clavet's density's error, as before; the passes measure the near density's.
+        self.sensitivity = units.near_error_ratio(s, h)
         self.target = self.per_material("density_error")
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         self.xsph = np.where(owned, XSPH, 0.0)
@@ -381,18 +387,14 @@ class ViscoelasticModel(MaterialModel):
         self._relax(ctx)
 
     def _relax(self, ctx: StepContext) -> None:
-        """Passes of double density relaxation until every material is under its density error.
-
-        A material meets its target when the mean compression ρ/ρ0 - 1 of its compressed
-        particles is at most ``density_error`` and the largest at most 10 times that (the
-        densities each particle had when the pass relaxed it). Averaging over the
-        compressed particles only (DFSPH averages over all, counting the surface as 0)
-        makes the target the volume the bulk loses, whatever the share of surface. At
-        least one pass runs (the thesis' one pass per step); at most the iteration cap,
-        and a substep that reaches it is counted and logged, never passed off as converged.
+        """Relaxation passes until every material's mean compression over its compressed particles
+        (near density, in Clavet's density's units: ``liquid_units.near_error_ratio``) is at most its
+        ``density_error`` and the largest at most 10 times that. Averaging over the compressed ones
+        only (DFSPH counts the surface as 0) makes the target the volume the bulk loses. At least one
+        pass runs; a substep that reaches the cap is counted and logged, never passed off as converged.
         """
         x = ctx.x
-        walls = units.wall_terms(x, ctx.walls, ctx.spacing, ctx.h)
+        planes, plane_of, walls = relaxation_walls(x, ctx.walls, ctx.spacing, ctx.h)
         wall_dx, x_ref = self.wall_dx, self.x_ref
         wall_dx.fill(0.0)
         np.copyto(x_ref, x)
@@ -407,13 +409,13 @@ class ViscoelasticModel(MaterialModel):
         it = 0
         while it < self.cap:
             accel.before(x, wall_dx)
-            self.k.double_density_relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0,
-                                             self.rho0_near, ctx.h, ctx.bucket_start, ctx.colour, ctx.colour_buckets,
-                                             ctx.colour_units, x_ref, *walls, (it + parity) % 2 == 1, self.rho,
-                                             self.rho_near, wall_dx)
+            self.relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0, self.rho0_near, ctx.h,
+                            ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units, x_ref, *walls, planes,
+                            plane_of, (it + parity) % 2 == 1, self.rho, self.rho_near, wall_dx)
             it += 1
-            self.compression_sums(self.rho, mat, self.rho0, self.owned, sums, counts, tops)
-            err_mean, err_max, done = density_errors(sums, counts, tops, self.target, self.owned)
+            self.compression_sums(self.rho_near, mat, self.rho0_near, self.owned, sums, counts, tops)
+            err_mean, err_max, done = density_errors(sums, counts, tops, self.target * self.sensitivity,
+                                                     self.owned)
             if done:
                 break
             if it < self.cap:  # the last pass's result stays as measured
@@ -421,7 +423,7 @@ class ViscoelasticModel(MaterialModel):
         else:
             self.stats["density_capped"] += 1
             log.warning("density relaxation stopped at its cap of %d passes with mean density error %.3g "
-                        "(raise max_iterations or the substeps)", self.cap, err_mean)
+                        "(raise max_iterations or the substeps)", self.cap, err_mean / self.sensitivity)
         self.last_iterations, self.last_dt = it, ctx.dt
         if ctx.walls is not None:
             ctx.walls.received(x, wall_dx, ctx.dt)
@@ -429,8 +431,8 @@ class ViscoelasticModel(MaterialModel):
         st["density_iterations"] += it
         st["substeps"] += 1
         st["density_iterations_max"] = max(st["density_iterations_max"], it)
-        st["density_error_mean"] = max(st["density_error_mean"], err_mean)
-        st["density_error_max"] = max(st["density_error_max"], err_max)
+        st["density_error_mean"] = max(st["density_error_mean"], err_mean / self.sensitivity)
+        st["density_error_max"] = max(st["density_error_max"], err_max / self.sensitivity)
 
     def _springs(self, ctx: StepContext) -> None:
         """Spring creation (SCA 2005; thesis fig. 5.3 for moulds), plasticity and removal (eq. 5.2) on the
