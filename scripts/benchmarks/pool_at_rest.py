@@ -111,6 +111,12 @@ def structure(x: np.ndarray, h: float) -> None:
           f"1, 4 level at 1; every other column shifted by s/2: 2 along z at 1, 8 oblique at 1.118)")
     print(f"interior number density {inner.sum() * s**3 / (0.15 * 0.15 * 0.30):.4f}, mean sum (1-q)^3 "
           f"{near.mean() / lattice:.4f}, both over the cubic lattice's")
+    cell = np.floor(x[:, 0] / s).astype(int) * 1000 + np.floor(x[:, 1] / s).astype(int)
+    ends = np.array([(x[cell == c, 2].min(), x[cell == c, 2].max()) for c in np.unique(cell)]) / s
+    slabs = np.bincount(np.clip((x[:, 2] / s).astype(int), 0, None))
+    print(f"columns (particles by x-y cell of the lattice): lowest particle at {ends[:, 0].mean():.3f} s, highest at "
+          f"{ends[:, 1].mean():.3f} s on average (the fill: 0.5 and {DEPTH / s - 0.5:.1f}); particles per slab of one "
+          f"spacing from the floor up: {' '.join(str(c) for c in slabs[:6])} (the fill: {round(WIDTH / s) ** 2})")
 
 
 def side_wall_layers(x, count: int = 3) -> list[float]:
