@@ -42,10 +42,10 @@ import numpy as np
 # pool at h = 2 s, ω = 0.5 (with ω_near = 0.5) blows up within 3 frames, ω = 0.25 still
 # rattles the bottom layers; 0.2 and 0.1 hold it (the old code's stable limit,
 # Δt² (k + k_near) <= 0.12 h, is the same bound).
-# Since the relaxation runs on the near density alone Clavet's density
-# has no gain, and the near density's share is larger: 0.45 with the per-pair cap
-# (``density_relaxation_kernels.PAIR_CAP``) holds the pool, the paddle,
-# the rubber cube and the dam break's impacts (docs/materials.md, "The liquid's own packing").
+# Since session 25 the relaxation runs on the near density alone: Clavet's density has no gain, and
+# the near density's share is larger. 0.45 with the per-pair cap (``density_relaxation_kernels.PAIR_CAP``)
+# holds the pool, the dam break's impacts, the paddle and the rubber cube (their core tests pass; 0.55
+# threw a burst to 8 cm/s in the resting pool: docs/materials.md, "The liquid's own packing").
 RELAXATION = 0.0
 RELAXATION_NEAR = 0.45
 # Surface tension (surface_tension_kernels): the surface weight's ramp in |∇c| as shares of a (100)

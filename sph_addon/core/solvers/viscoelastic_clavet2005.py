@@ -25,7 +25,7 @@ from them, the spacing s, the radius h and the substep Δt:
   cohesion that grows with k, i.e. with the substep and the spacing (the gel the old presets made);
 * k^near Δt² = 0.45 h / (3 Σ (1-q)⁴): under half the Newton step of one particle's constraint per
   pass (reported as k^near = k^near Δt² / Δt² by :meth:`ViscoelasticModel.derived_constants`), each
-  pair's push capped at 0.01 h (``viscoelastic_clavet2005_kernels.PAIR_CAP``); passes repeat
+  pair's push capped at 0.01 h (``density_relaxation_kernels.PAIR_CAP``); passes repeat
   until the target is met (``_relax``), which makes the compression a property of the material
   rather than of k, Δt and s, each extrapolated along the last two (Chebyshev,
   ``relaxation_passes``); the density error keeps its meaning (Clavet's density's), the near
