@@ -79,7 +79,21 @@ def main(argv=None) -> int:
         if code != 0:
             return code
         render_sample_docs.render(bpy, blend, FRAME, Path(args.out).resolve() / f"preset_{name}.png", args)
+        plyio = importlib.import_module(f"{module}.sph_addon.core.plyio")
+        print(f"{name}: {measure(plyio, work / f'preset_{name}_cache' / 'particles')}")
     return 0
+
+
+def measure(plyio, particles: Path) -> str:
+    """Width and height of the preset at FRAME, as docs/materials.md's gallery quotes them: twice the
+    99th percentile of the particles' horizontal distance from their median, and the 99th percentile
+    of their height above the lowest particle plus half a spacing (the cube at the start: 12.7, 9.5 cm)."""
+    import numpy as np
+
+    x = np.asarray(plyio.read_ply(particles / f"particles_{FRAME:04d}.ply").positions())
+    radius = np.linalg.norm(x[:, :2] - np.median(x[:, :2], axis=0), axis=1)
+    height = np.percentile(x[:, 2], 99) - x[:, 2].min() + SPACING / 2
+    return f"width {200 * np.percentile(radius, 99):.1f} cm, height {100 * height:.1f} cm"
 
 
 if __name__ == "__main__":
