@@ -251,7 +251,7 @@ def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backw
     walls = _no_walls(n)
     walls["planes"] = np.array([[0.0, 0.0, 1.0, -0.5 * SPACING], [1.0, 0.0, 0.0, -0.5 * SPACING],
                                 [0.0, 1.0, 0.0, -0.5 * SPACING]])
-    nearest_planes(s["x"], walls["planes"], np.zeros(3, np.int64), H, walls["plane_of"])
+    nearest_planes(s["x"], walls["planes"], np.zeros(3, np.int64), H, walls["plane_of"], np.empty((n, 3)))
     k = (walls["plane_of"] >= 0).sum(axis=1)
     assert all(np.any(k == m) for m in (0, 1, 2, 3)), np.bincount(k)
     x0 = s["x"].copy()

@@ -105,7 +105,7 @@ def test_pool_density_error_is_within_the_target_at_every_depth(pool):
     x = pool.state.x
     model = pool.models[0]
     # Clavet's density's compression, as density_error states it: the near density's over its ratio.
-    ratio = 1 + (model.rho_near / model.rho0_near[0] - 1) / model.sensitivity
+    ratio = 1 + (model.rho_near / model.rho0_near[0] - 1) / model.near_ratio
     assert all(s.extra["density_error_mean"] <= 0.01 for s in pool.stats)
     assert not any(s.extra["density_capped"] for s in pool.stats)
     inner = np.all((x[:, :2] > 0.05) & (x[:, :2] < 0.25), axis=1)

@@ -154,7 +154,7 @@ class ViscoelasticModel(MaterialModel):
         self.rho0 = np.full(setup.n_materials, rho0)
         self.rho0_near = np.full(setup.n_materials, rho0_near)
         # density_error is Clavet's density's error, as before; the passes measure the near density's.
-        self.sensitivity = units.near_error_ratio(s, h)
+        self.near_ratio = units.near_error_ratio(s, h)
         self.target = self.per_material("density_error")
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         self.xsph = np.where(owned, XSPH, 0.0)
@@ -414,7 +414,7 @@ class ViscoelasticModel(MaterialModel):
                             plane_of, (it + parity) % 2 == 1, self.rho, self.rho_near, wall_dx)
             it += 1
             self.compression_sums(self.rho_near, mat, self.rho0_near, self.owned, sums, counts, tops)
-            err_mean, err_max, done = density_errors(sums, counts, tops, self.target * self.sensitivity,
+            err_mean, err_max, done = density_errors(sums, counts, tops, self.target * self.near_ratio,
                                                      self.owned)
             if done:
                 break
@@ -423,7 +423,7 @@ class ViscoelasticModel(MaterialModel):
         else:
             self.stats["density_capped"] += 1
             log.warning("density relaxation stopped at its cap of %d passes with mean density error %.3g "
-                        "(raise max_iterations or the substeps)", self.cap, err_mean / self.sensitivity)
+                        "(raise max_iterations or the substeps)", self.cap, err_mean / self.near_ratio)
         self.last_iterations, self.last_dt = it, ctx.dt
         if ctx.walls is not None:
             ctx.walls.received(x, wall_dx, ctx.dt)
@@ -431,8 +431,8 @@ class ViscoelasticModel(MaterialModel):
         st["density_iterations"] += it
         st["substeps"] += 1
         st["density_iterations_max"] = max(st["density_iterations_max"], it)
-        st["density_error_mean"] = max(st["density_error_mean"], err_mean / self.sensitivity)
-        st["density_error_max"] = max(st["density_error_max"], err_max / self.sensitivity)
+        st["density_error_mean"] = max(st["density_error_mean"], err_mean / self.near_ratio)
+        st["density_error_max"] = max(st["density_error_max"], err_max / self.near_ratio)
 
     def _springs(self, ctx: StepContext) -> None:
         """Spring creation (SCA 2005; thesis fig. 5.3 for moulds), plasticity and removal (eq. 5.2) on the

@@ -83,7 +83,8 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
     if not planes:
         return _EMPTY, plane_of, others_walls
     planes_arr = np.ascontiguousarray(np.concatenate(planes))
-    nearest_planes(x, planes_arr, np.asarray(group, np.int64), h + REACH_MARGIN * spacing, plane_of)
+    nearest_planes(x, planes_arr, np.asarray(group, np.int64), h + REACH_MARGIN * spacing, plane_of,
+                   np.empty((len(x), 3)))
     return planes_arr, plane_of, others_walls
 
 
