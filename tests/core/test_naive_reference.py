@@ -236,11 +236,18 @@ def test_double_density_relaxation_with_colliders_matches_sequential_reference(l
     assert np.max(np.abs(x_free - x_ref)) > 1e-3
 
 
+# A tank's corner (three perpendicular walls, the kernel's fast path) and a wedge (a side tilted by
+# 30 degrees from the vertical, the general path), each half a spacing outside the block's corner.
+CORNERS = {"box": [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+           "wedge": [[0.0, 0.0, 1.0], [math.cos(math.pi / 6), 0.0, math.sin(math.pi / 6)], [0.0, 1.0, 0.0]]}
+
+
+@pytest.mark.parametrize("corner", list(CORNERS))
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("layout", ["dense", "hashed"])
-def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backward):
-    """A corner of three perpendicular walls half a spacing outside the block (the floor and two
-    sides, as a tank's): the images of each particle's neighbours and of itself in every subset of
+def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backward, corner):
+    """A corner of three walls half a spacing outside the block (the floor and two sides, as a
+    tank's, or one side tilted): the images of each particle's neighbours and of itself in every subset of
     its walls (``wall_images``) enter its densities and take its pushes, reflected back. Positions
     to 1e-12 m, densities to 1e-12 relative; particles near one, two and three walls all occur;
     what the walls gave (``wall_dx``) is the whole change of the centre of mass (pairs cancel)."""
@@ -249,8 +256,7 @@ def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backw
     s = _scene(layout)
     n = len(s["x"])
     walls = _no_walls(n)
-    walls["planes"] = np.array([[0.0, 0.0, 1.0, -0.5 * SPACING], [1.0, 0.0, 0.0, -0.5 * SPACING],
-                                [0.0, 1.0, 0.0, -0.5 * SPACING]])
+    walls["planes"] = np.array([[*normal, -0.5 * SPACING] for normal in CORNERS[corner]])
     nearest_planes(s["x"], walls["planes"], np.zeros(3, np.int64), H, walls["plane_of"], np.empty((n, 3)))
     k = (walls["plane_of"] >= 0).sum(axis=1)
     assert all(np.any(k == m) for m in (0, 1, 2, 3)), np.bincount(k)
