@@ -10,12 +10,14 @@ the surface stands (mean z of the top layer's worth of particles plus half a spa
 0.5 m filled, and, at 2 s, how many particles the first three layers along the side walls hold at
 mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall is there: docs/materials.md).
 ``--density-error`` and ``--support-factor`` run the variants of that page's depth table;
-``--structure`` prints the interior's neighbour shells at the end (what arrangement it settled into).
+``--structure`` prints the interior's neighbour shells at the end (what arrangement it settled into);
+``--spacing`` runs the same pool at another particle spacing (the depth's and stillness's
+resolution independence: 0.025, 0.01667 and 0.0125 in docs/materials.md).
 
 Usage::
 
     python scripts/benchmarks/pool_at_rest.py [--seconds 4] [--density-error 0.01] [--support-factor 2.0]
-        [--structure]
+        [--structure] [--spacing 0.025]
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from sph_addon.core.simulation import Simulation  # noqa: E402
 SPACING, WIDTH, DEPTH, FPS = 0.025, 0.3, 0.5, 30
 
 
-def pool_scene(density_error: float | None = None, support_factor: float | None = None) -> dict:
+def pool_scene(density_error: float | None = None, support_factor: float | None = None,
+               spacing: float = SPACING) -> dict:
     water = {"name": "water", "preset": "water"}
     if density_error is not None:
         water["params"] = {"density_error": density_error}
     extra = {"simulation": {"support_factor": support_factor}} if support_factor is not None else {}
-    return {"format": "sph_addon.scene/2", "name": "pool_at_rest", "particle_spacing": SPACING,
+    return {"format": "sph_addon.scene/2", "name": "pool_at_rest", "particle_spacing": spacing,
             "frame_start": 1, "frame_end": 1000, "fps": FPS, **extra,
             "materials": [water],
             "sources": [{"type": "box", "material": "water", "min": [0, 0, 0], "max": [WIDTH, WIDTH, DEPTH]}],
@@ -54,12 +57,14 @@ def pool_scene(density_error: float | None = None, support_factor: float | None 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--spacing", type=float, default=SPACING, help="particle spacing, m (default 0.025)")
     ap.add_argument("--density-error", type=float, default=None, help="the water's density_error (default 0.01)")
     ap.add_argument("--support-factor", type=float, default=None, help="h / spacing (default 2.0)")
     ap.add_argument("--structure", action="store_true",
                     help="at the end, the interior's neighbour shells and kernel sums (docs/materials.md)")
     args = ap.parse_args()
-    sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor)))
+    s = args.spacing
+    sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor, s)))
     layers = None
     rows, vmax_1s, substeps, passes = [row(0.0, sim.state.x, sim.state.v)], 0.0, 0, 0.0
     wanted = [round(t * FPS) for t in TIMES if t <= args.seconds]
@@ -73,10 +78,10 @@ def main() -> int:
         if frame in wanted:
             rows.append(row(frame / FPS, sim.state.x, sim.state.v))
         if frame == 2 * FPS:
-            layers = side_wall_layers(sim.state.x)
+            layers = side_wall_layers(sim.state.x, s)
     wall = time.perf_counter() - start
     print_rows(rows)
-    depth = rows[-1]["top_z"] + SPACING / 2
+    depth = rows[-1]["top_z"] + s / 2
     print(f"max speed over t <= 1 s: {100 * vmax_1s:.1f} cm/s; substeps {substeps}; "
           f"passes per substep {passes / substeps:.2f}; wall {wall:.1f} s; depth at the end {depth:.4f} m "
           f"({100 * (depth / DEPTH - 1):+.1f} % of the {DEPTH} m filled); twice the mean height "
@@ -85,15 +90,14 @@ def main() -> int:
         print("particles per side-wall layer at 2 s, mid-depth, over the lattice's (layers 0, 1, 2): "
               + ", ".join(f"{r:.3f}" for r in layers))
     if args.structure:
-        structure(sim.state.x, sim.h)
+        structure(sim.state.x, sim.h, s)
     return 0
 
 
-def structure(x: np.ndarray, h: float) -> None:
+def structure(x: np.ndarray, h: float, s: float) -> None:
     """The interior's (3-9 cm from the side walls, 7.5-37.5 cm high) neighbours within 1.25 s per
     particle, by direction (along z: |cos| > 0.9; oblique: 0.3-0.7; level: < 0.2) with their mean
     distance in spacings, and its number density and mean Σ (1-q)³ over the cubic lattice's."""
-    s = SPACING
     inner = np.all((x[:, :2] > 0.075) & (x[:, :2] < 0.225), axis=1) & (x[:, 2] > 0.075) & (x[:, 2] < 0.375)
     rel = x[None, :, :] - x[inner][:, None, :]
     r = np.linalg.norm(rel, axis=2)
@@ -119,13 +123,13 @@ def structure(x: np.ndarray, h: float) -> None:
           f"spacing from the floor up: {' '.join(str(c) for c in slabs[:6])} (the fill: {round(WIDTH / s) ** 2})")
 
 
-def side_wall_layers(x, count: int = 3) -> list[float]:
+def side_wall_layers(x, s: float, count: int = 3) -> list[float]:
     """Particles within [k s, (k+1) s) of the nearest side wall, 0.1 < z < 0.4 m, over the lattice's ring k."""
     wall = np.minimum.reduce([x[:, 0], WIDTH - x[:, 0], x[:, 1], WIDTH - x[:, 1]])
     mid = (x[:, 2] > 0.1) & (x[:, 2] < 0.4)
-    per_side = round(WIDTH / SPACING)
-    return [np.count_nonzero(mid & (wall >= k * SPACING) & (wall < (k + 1) * SPACING))
-            / (4 * (per_side - 2 * k - 1) * round(0.3 / SPACING)) for k in range(count)]
+    per_side = round(WIDTH / s)
+    return [np.count_nonzero(mid & (wall >= k * s) & (wall < (k + 1) * s))
+            / (4 * (per_side - 2 * k - 1) * round(0.3 / s)) for k in range(count)]
 
 
 if __name__ == "__main__":

@@ -235,10 +235,9 @@ def _image_densities(i, xi, yi, zi, x, nbr, nk, planes, plane_of, k, inv_h, ux, 
     number of images within h, whose direction and 1 - q (iu, rows x y z w) and particle and
     subset (ij, rows j sub) are kept for :func:`_push_images`.
 
-    An image in one wall within h of i mirrors a point within h of it on the liquid's side (a
-    reflection moves a point of the same side away), so i's neighbour rows hold the images that
-    count. Perpendicular walls (a box's) take :func:`_orthogonal_images`; others (a tilted plane
-    beside a tank's wall: rare) reflect each neighbour in each subset, in subset order.
+    An image in a wall within h of i mirrors a point within h of it on the liquid's side, so i's
+    neighbour rows hold the images that count. Perpendicular walls (a box's) take
+    :func:`_orthogonal_images`; others (rare) reflect each neighbour in each subset, in order.
     """
     h = 1.0 / inv_h
     if _orthogonal(i, planes, plane_of, k):
@@ -279,8 +278,7 @@ def _orthogonal(i, planes, plane_of, k):
     """Whether particle i's k walls are pairwise perpendicular (a box's faces always are)."""
     for b in range(k):
         for c in range(b):
-            p = plane_of[i, b]
-            q = plane_of[i, c]
+            p, q = plane_of[i, b], plane_of[i, c]
             if abs(planes[p, 0] * planes[q, 0] + planes[p, 1] * planes[q, 1] + planes[p, 2] * planes[q, 2]) > 1e-12:
                 return False
     return True
@@ -292,10 +290,9 @@ def _orthogonal_images(i, nbr, nk, planes, plane_of, k, di0, di1, di2, h, inv_h,
     j in a set S of them is at |x_i - x_j^S|² = r_ij² + Σ_{b in S} 4 d_ib d_jb, with
     d_jb = d_ib + r (n_b·r̂_ij), from the real pair's r and direction that _pair_weights kept.
 
-    Per wall, 4 d_ib d_jb of every neighbour (iu's rows 4-6); per set, every neighbour's image
-    weight in a loop of selects (iu's row 3, the set's own stretch), its two partial sums, then the
-    images within h kept: loops as _pair_weights splits them, which the compiler vectorises (one
-    branchy loop per wall cost twice the particle's own pair loop: 0.55 of 2.4 ms a pass).
+    Per wall, 4 d_ib d_jb of every neighbour (iu's rows 4-6); per set, the image weights in a loop of
+    selects (iu's row 3, a stretch per set), their sums, then the images within h kept: split as
+    _pair_weights is, so vectorised (one branchy loop cost 0.55 of a 2.4 ms pass).
     """
     nn = nk + 1
     for b in range(3):
