@@ -12,12 +12,13 @@ mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall is there: docs/m
 ``--density-error`` and ``--support-factor`` run the variants of that page's depth table;
 ``--structure`` prints the interior's neighbour shells at the end (what arrangement it settled into);
 ``--spacing`` runs the same pool at another particle spacing (the depth's and stillness's
-resolution independence: 0.025, 0.01667 and 0.0125 in docs/materials.md).
+resolution independence: 0.025, 0.01667 and 0.0125 in docs/materials.md); ``--min-substeps`` raises
+the substeps (docs/materials.md, "Raising the substeps can throw a fresh pool up").
 
 Usage::
 
     python scripts/benchmarks/pool_at_rest.py [--seconds 4] [--density-error 0.01] [--support-factor 2.0]
-        [--structure] [--spacing 0.025]
+        [--structure] [--spacing 0.025] [--min-substeps 2]
 """
 
 from __future__ import annotations
@@ -41,11 +42,12 @@ SPACING, WIDTH, DEPTH, FPS = 0.025, 0.3, 0.5, 30
 
 
 def pool_scene(density_error: float | None = None, support_factor: float | None = None,
-               spacing: float = SPACING) -> dict:
+               spacing: float = SPACING, min_substeps: int | None = None) -> dict:
     water = {"name": "water", "preset": "water"}
     if density_error is not None:
         water["params"] = {"density_error": density_error}
-    extra = {"simulation": {"support_factor": support_factor}} if support_factor is not None else {}
+    simulation = {"support_factor": support_factor, "min_substeps": min_substeps}
+    extra = {"simulation": {k: v for k, v in simulation.items() if v is not None}}
     return {"format": "sph_addon.scene/2", "name": "pool_at_rest", "particle_spacing": spacing,
             "frame_start": 1, "frame_end": 1000, "fps": FPS, **extra,
             "materials": [water],
@@ -58,13 +60,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--spacing", type=float, default=SPACING, help="particle spacing, m (default 0.025)")
+    ap.add_argument("--min-substeps", type=int, default=None, help="simulation.min_substeps (default the scene's, 2)")
     ap.add_argument("--density-error", type=float, default=None, help="the water's density_error (default 0.01)")
     ap.add_argument("--support-factor", type=float, default=None, help="h / spacing (default 2.0)")
     ap.add_argument("--structure", action="store_true",
                     help="at the end, the interior's neighbour shells and kernel sums (docs/materials.md)")
     args = ap.parse_args()
     s = args.spacing
-    sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor, s)))
+    sim = Simulation(parse_scene(pool_scene(args.density_error, args.support_factor, s, args.min_substeps)))
     layers = None
     rows, vmax_1s, substeps, passes = [row(0.0, sim.state.x, sim.state.v)], 0.0, 0, 0.0
     wanted = [round(t * FPS) for t in TIMES if t <= args.seconds]

@@ -50,9 +50,9 @@ def record(frames: list[int]) -> dict[int, list]:
     return kept
 
 
-def time_pass(kernel, args: list) -> float:
-    """Median seconds of one call on fresh copies of the arrays a pass changes (x, wall_dx)."""
-    names = list(inspect.signature(kernel.py_func).parameters)
+def time_pass(kernel, args: list, names: list[str]) -> float:
+    """Median seconds of one call on fresh copies of the arrays a pass changes (x, wall_dx); ``names``:
+    the kernel's parameters."""
     moved = [names.index("x"), names.index("wall_dx")]
 
     def call():
@@ -73,10 +73,10 @@ def main() -> int:
     args = ap.parse_args()
     from sph_addon.core.solvers.density_relaxation_kernels import double_density_relaxation
 
+    names = list(inspect.signature(double_density_relaxation.py_func).parameters)
     for frame, call_args in sorted(record(args.frames).items()):
-        names = list(inspect.signature(double_density_relaxation.py_func).parameters)
         planes = np.count_nonzero(call_args[names.index("plane_of")][:, 0] >= 0)
-        print(f"frame {frame}: {1e3 * time_pass(double_density_relaxation, call_args):.3f} ms a pass "
+        print(f"frame {frame}: {1e3 * time_pass(double_density_relaxation, call_args, names):.3f} ms a pass "
               f"({len(call_args[0])} particles, {planes} within reach of a wall)")
     return 0
 

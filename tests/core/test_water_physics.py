@@ -85,13 +85,18 @@ def test_dam_break_front_is_the_same_at_three_spacings(dam_breaks):
         assert np.all(np.abs(z[sel] / z20[sel] - 1) < 0.06), (n, z[sel], z20[sel])
 
 
+def _pool(spacing: float = 0.025, depth: float = 0.5) -> Simulation:
+    """A pool of water ``depth`` m deep in a closed 0.3 m square column 1 m high, filled at rest."""
+    return Simulation(parse_scene(scene_dict(
+        particle_spacing=spacing, fps=30, frame_end=100,
+        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, depth]}],
+        colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+
+
 @pytest.fixture(scope="module")
 def pool() -> Simulation:
     """A 0.5 m deep pool in a 0.3 m square column, 2 s after it was filled (s = 0.025 m)."""
-    sim = Simulation(parse_scene(scene_dict(
-        particle_spacing=0.025, fps=30, frame_end=100,
-        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.5]}],
-        colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+    sim = _pool()
     sim.stats = [sim.advance_frame() for _ in range(60)]
     return sim
 
@@ -221,10 +226,7 @@ def test_a_shallow_pool_keeps_its_substeps_and_calms_down():
     count settles (measured with plain passes: 5 from frame 3 on; with accelerated passes, 6 for the
     first 13 frames, whose count the first frame's estimate set, then 3 for good) and the 90th
     percentile at 2 s is 1.0 cm/s (0.6 at 4 s with accelerated passes)."""
-    sim = Simulation(parse_scene(scene_dict(
-        particle_spacing=0.025, fps=30, frame_end=100,
-        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.25]}],
-        colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+    sim = _pool(depth=0.25)
     counts = [sim.advance_frame().substeps for _ in range(60)]
     assert len(set(counts[20:])) == 1, counts
     assert sum(a != b for a, b in zip(counts, counts[1:])) <= 1, counts
@@ -264,11 +266,7 @@ def test_pool_depth_is_the_same_at_a_finer_spacing(pool):
     0.3 points of it and within 1.5 % of the filled 0.5 m; every frame's mean density error within the
     1 % target without reaching the cap; the first second's fastest particle under 0.25 m/s
     (measured 0.18; 0.45 at s / 2, where the first frame's fifth substep reaches the cap)."""
-    s = 0.025 / 1.5
-    sim = Simulation(parse_scene(scene_dict(
-        particle_spacing=s, fps=30, frame_end=100,
-        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.5]}],
-        colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
+    sim = _pool(spacing=0.025 / 1.5)
     stats = [sim.advance_frame() for _ in range(30)]
     depth = 2 * sim.state.x[:, 2].mean() / 0.5 - 1
     coarse = 2 * pool.state.x[:, 2].mean() / 0.5 - 1
