@@ -54,6 +54,7 @@ import numpy as np
 
 from . import liquid_units as units
 from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
+from .grid_projection import GridProjection
 from .presets import VISCOELASTIC_PRESETS
 from .relaxation_passes import ChebyshevPasses, density_errors
 from .viscoelastic_clavet2005_parameters import (
@@ -189,9 +190,12 @@ class ViscoelasticModel(MaterialModel):
         self.dynamic = (self.mode == SPRINGS_DYNAMIC).astype(np.uint8)
         self.mould = (self.mode == SPRINGS_MOULD).astype(np.uint8)
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
+        # The grid projection's materials: the liquids (a material with springs keeps its shape by them).
+        self.projected = owned & (self.mode == SPRINGS_NONE)
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
         self.accel = ChebyshevPasses(relaxation_kernels.extrapolate)
+        self.projection = GridProjection()
         self._reset_stats()
         self._scratch_n = -1
         self._spring_shape = None
@@ -279,7 +283,8 @@ class ViscoelasticModel(MaterialModel):
         return self._springs_buf
 
     def velocity_stage(self, ctx: StepContext) -> None:
-        """XSPH smoothing, surface tension (CSF) and viscosity impulses (Algorithm 4), before prediction."""
+        """XSPH smoothing, surface tension (CSF), viscosity impulses (Algorithm 4), then the grid
+        projection (``grid_projection``), before prediction."""
         self._scratch(ctx.n)
         if XSPH > 0:
             from .xsph_kernels import smooth_velocities
@@ -304,6 +309,7 @@ class ViscoelasticModel(MaterialModel):
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
                                       ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units)
+        self.projection.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h)
 
     def _yield_viscosity(self, ctx: StepContext) -> np.ndarray:
         """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|.
@@ -459,6 +465,7 @@ class ViscoelasticModel(MaterialModel):
         self.stats = {"density_iterations": 0, "substeps": 0, "density_iterations_max": 0, "density_capped": 0,
                       "density_error_mean": 0.0, "density_error_max": 0.0, "viscosity_iterations": 0,
                       "viscosity_iterations_max": 0, "viscosity_residual": 0.0, "viscosity_capped": 0}
+        self.projection.reset_stats()
 
     def frame_stats(self, world: WorldView) -> dict[str, int | float]:
         """Relaxation passes (mean and largest per substep, substeps that hit the cap), the density
@@ -474,6 +481,9 @@ class ViscoelasticModel(MaterialModel):
                        viscosity_iterations_max=st["viscosity_iterations_max"],
                        viscosity_residual=float(f"{st['viscosity_residual']:.3g}"),
                        viscosity_capped=st["viscosity_capped"])
+        ps = self.projection.stats
+        out.update(projection_iterations=round(ps["iterations"] / max(ps["calls"], 1), 3),
+                   projection_iterations_max=ps["iterations_max"], projection_capped=ps["capped"])
         self._reset_stats()
         springs = world.arrays["spring_partner"] if self.has_springs else None
         out["springs"] = 0 if springs is None else int(np.count_nonzero(springs >= 0)) // 2
