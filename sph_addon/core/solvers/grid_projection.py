@@ -50,8 +50,16 @@ CELL_WIDTH = 1.0
 # Relative residual at which the pressure solve stops, and its cap (reported when reached).
 TOLERANCE = 1e-5
 MAX_ITERATIONS = 1000
-import os
-FULL = float(os.environ.get('GP_FULL', '0.75'))
+# The weight of a particle's change rises from 0 to 1 as the cells' content at it (1: a full cell;
+# solid cells count as full) rises over this range: 1 in the bulk and along walls (1.0), 0.85-1 in
+# a pool's top layer, 0 in a film or a sheet one or two particles thick, which the relaxation
+# alone holds (docs/materials.md: projected, a film spread on, a weight that switched with a cell's
+# particle count threw a resting pool's surface up).
+WEIGHT_RAMP = (0.45, 0.6)
+# Relaxation time (s) of the particles' velocities towards the grid's (PIC's share of the
+# FLIP/PIC blend, 1 - exp(-Δt/τ) a substep; 0.1 at 60 substeps a second): without it the resting
+# pool's surface keeps 1.5 cm/s at 2 s, with it 0.8 (docs/materials.md).
+PIC_TIME = 0.16
 
 
 def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,26 +87,28 @@ def _difference(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 class GridProjection:
-    """The projection's buffers and statistics; :meth:`project` runs it on one substep's velocities."""
+    """The projection's statistics and the last pressure (the next solve's guess); :meth:`project`
+    runs it on one substep's velocities."""
 
     def __init__(self):
         self.reset_stats()
+        self._last = None  # (lowest cell index (3,), pressure over the grid, Δt) of the last solve
 
     def reset_stats(self) -> None:
         self.stats = {"iterations": 0, "calls": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
 
-    def project(self, x: np.ndarray, v: np.ndarray, sel: np.ndarray, walls, h: float) -> None:
+    def project(self, x: np.ndarray, v: np.ndarray, sel: np.ndarray, walls, h: float, dt: float) -> None:
         """Project ``v`` (n,3, m/s, in place) of the rows where ``sel`` onto the grid's divergence-free
-        fields; ``walls``: the substep's ``Walls`` (None without colliders)."""
+        fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project)."""
         from . import grid_projection_kernels as k
 
-        if walls is None or not sel.any():
+        bounds = np.empty((2, 3))
+        if walls is None or not k.selected_bounds(x, sel, bounds):
             return
         d = CELL_WIDTH * h
         inv_d = 1.0 / d
-        xs = x[sel]
-        lo = np.floor(xs.min(axis=0) * inv_d) - 1.0
-        dims = tuple(int(n) for n in np.floor(xs.max(axis=0) * inv_d) - lo + 2.0)
+        lo = np.floor(bounds[0] * inv_d).astype(np.int64) - 1
+        dims = tuple(int(n) for n in np.floor(bounds[1] * inv_d).astype(np.int64) - lo + 2)
         origin = lo * d
         counts = np.empty(math.prod(dims), np.int64)
         k.cell_counts(x, sel, origin, inv_d, *dims, counts)
@@ -108,40 +118,44 @@ class GridProjection:
         nbr = np.empty((int(np.count_nonzero(flat == k.FLUID)), 6), np.int64)
         m = k.fluid_rows(flat, *dims, row, nbr)
         if m == 0:
+            self._last = None
             return
-        old, solved, held = [], [], []
+        faces = [tuple(n + (a == axis) for a, n in enumerate(dims)) for axis in range(3)]
+        u = [np.zeros(f) for f in faces]
+        w = [np.zeros(f) for f in faces]
+        fill = np.zeros(dims)
+        k.splat(x, v, sel, origin, inv_d, *u, *w, fill)
+        fill /= CELL_WIDTH**3 * 8.0
+        fill[kind == k.SOLID] = 1.0
         div = np.zeros(dims)
+        solved, held = [], []
         for axis in range(3):
-            shape = list(dims)
-            shape[axis] += 1
-            u, w = np.zeros(shape), np.zeros(shape)
-            k.splat(x, v, sel, origin, inv_d, axis, u, w)
-            np.divide(u, w, out=u, where=w > 0)
+            np.divide(u[axis], w[axis], out=u[axis], where=w[axis] > 0)
             s, f = _faces_known(kind, axis)
-            old.append(u.copy())
-            u[f] = 0.0  # held at the static solid's velocity
             solved.append(s)
             held.append(f)
-            div += np.diff(u, axis=axis)  # d times the divergence
+            div += np.diff(np.where(f, 0.0, u[axis]), axis=axis)  # d times the divergence; static solids
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
         rhs[row[cells]] = -d * div.reshape(-1)[cells]
-        p = np.empty(m)
-        work = [np.empty(m) for _ in range(3)]
-        it, res = k.solve(nbr, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *work)
+        p = self._guess(lo, dims, dt)[cells]
+        it, res = k.solve(nbr, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *(np.empty(m) for _ in range(3)))
         pressure = np.zeros(flat.size)
-        pressure[cells] = p[row[cells]]
+        pressure[cells] = p
         pressure = pressure.reshape(dims)
-        dv = np.zeros_like(v)
+        self._last = (lo, pressure, dt)
+        du, new = [], []
         for axis in range(3):
-            du = np.where(solved[axis], -_difference(pressure, axis) * inv_d, 0.0)
-            du[held[axis]] = -old[axis][held[axis]]
-            k.gather(x, sel, origin, inv_d, axis, du, solved[axis] | held[axis], dv)
-        # Only particles in cells with no air beside them take the change: at the surface, where
-        # a cell holds a sheet or a drop of one or two particles, the relaxation acts alone.
-        dv *= self._interior(x, sel, origin, inv_d, counts.reshape(dims))[:, None]
+            change = np.where(solved[axis], -_difference(pressure, axis) * inv_d, 0.0)
+            change[held[axis]] = -u[axis][held[axis]]
+            du.append(change)
+            new.append(u[axis] + change)
+        dv = np.empty_like(v)
+        pic = -math.expm1(-dt / PIC_TIME) if PIC_TIME > 0 else 0.0
+        k.velocity_changes(x, v, sel, origin, inv_d, *du, *new, *(s | f for s, f in zip(solved, held)), fill,
+                           np.array(WEIGHT_RAMP), pic, dv)
         v += dv
-        walls.received(x, dv)
+        self._report(walls, dv.sum(axis=0), origin, d, held, u, w)
         st = self.stats
         st["iterations"] += it
         st["calls"] += 1
@@ -150,13 +164,43 @@ class GridProjection:
         st["capped"] += int(it >= MAX_ITERATIONS and res > TOLERANCE)
 
     @staticmethod
-    def _interior(x: np.ndarray, sel: np.ndarray, origin: np.ndarray, inv_d: float, counts: np.ndarray) -> np.ndarray:
-        """(n,) 1.0 for the selected particles whose cell holds at least FULL of the particles a cell
-        holds at rest, else 0."""
-        full = counts >= FULL * CELL_WIDTH**3 * 8.0
-        cell = np.floor((x - origin) * inv_d).astype(np.int64)
-        np.clip(cell, 0, np.array(counts.shape) - 1, out=cell)
-        return (full[cell[:, 0], cell[:, 1], cell[:, 2]] & sel).astype(np.float64)
+    def _report(walls, total: np.ndarray, origin: np.ndarray, d: float, held: list, u: list, w: list) -> None:
+        """Give the colliders the velocity change ``total`` (summed over the particles, m/s) the
+        projection gave the liquid, spread over the faces where they held it, as each face's change
+        times the particles' weight there, at the faces' centres (``Walls.received``)."""
+        points, shares = [], []
+        for axis in range(3):
+            idx = np.argwhere(held[axis])
+            if not len(idx):
+                continue
+            offset = np.full(3, 0.5)
+            offset[axis] = 0.0
+            points.append(origin + (idx + offset) * d)
+            share = np.zeros((len(idx), 3))
+            share[:, axis] = -u[axis][held[axis]] * w[axis][held[axis]]
+            shares.append(share)
+        if not points:
+            return
+        points, shares = np.concatenate(points), np.concatenate(shares)
+        # Each face takes its share of the total along each axis (evenly where no face pushed along
+        # it): the colliders receive exactly what the particles gained.
+        size = np.abs(shares)
+        sums = size.sum(axis=0)
+        weight = np.where(sums > 0.0, size / np.where(sums > 0.0, sums, 1.0), 1.0 / len(points))
+        walls.received(points, weight * total)
+
+    def _guess(self, lo: np.ndarray, dims: tuple, dt: float) -> np.ndarray:
+        """The last solve's pressure on this grid's cells (flat), scaled by the substeps' ratio (the
+        pressure removes a divergence gathered over one substep); 0 where it had none."""
+        guess = np.zeros(dims)
+        if self._last is not None:
+            last_lo, last, last_dt = self._last
+            a = np.maximum(lo, last_lo)
+            b = np.minimum(lo + dims, last_lo + last.shape)
+            if np.all(b > a):
+                guess[tuple(slice(i - j, k - j) for i, j, k in zip(a, lo, b))] = (
+                    last[tuple(slice(i - j, k - j) for i, j, k in zip(a, last_lo, b))] * (dt / last_dt))
+        return guess.reshape(-1)
 
     @staticmethod
     def _kinds(counts: np.ndarray, origin: np.ndarray, d: float, walls) -> np.ndarray:
@@ -166,7 +210,7 @@ class GridProjection:
 
         fluid = counts > 0
         kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
-        static = walls.static() if walls is not None else None
+        static = walls.static()
         if static is None:
             return kind
         near = np.zeros_like(fluid)

@@ -132,10 +132,12 @@ def fluid_rows(kind, nx, ny, nz, row, nbr):
     return m
 
 
-@njit(**config.NJIT_PARALLEL)
+@njit(**config.NJIT)
 def _laplacian(nbr, m, p, out):
-    """out = -L p over the m fluid rows: Σ (p_i - p_j) over non-solid neighbours, p = 0 in air."""
-    for r in prange(m):
+    """out = -L p over the m fluid rows (Σ (p_i - p_j) over non-solid neighbours, p = 0 in air);
+    returns p·out. Serial: a few thousand rows, where a parallel loop's start costs as much."""
+    pq = 0.0
+    for r in range(m):
         s = 0.0
         pr = p[r]
         for k in range(6):
@@ -144,46 +146,43 @@ def _laplacian(nbr, m, p, out):
                 continue
             s += pr - (p[j] if j >= 0 else 0.0)
         out[r] = s
-
-
-@njit(**config.NJIT)
-def _dot(a, b, m):
-    s = 0.0
-    for r in range(m):
-        s += a[r] * b[r]
-    return s
+        pq += pr * s
+    return pq
 
 
 @njit(**config.NJIT)
 def solve(nbr, m, rhs, p, tol, max_iterations, r, d, q):
-    """Conjugate gradients on -L p = rhs over the m fluid rows, from p = 0, until |r| <= tol |rhs|.
-    -L is symmetric positive definite: every row's cell is connected to air (``fluid_rows``).
-    r, d, q : (m,) work arrays. Returns (iterations, relative residual)."""
+    """Conjugate gradients on -L p = rhs over the m fluid rows, from the guess in ``p``, until
+    |r| <= tol |rhs|. -L is symmetric positive definite: every row's cell reaches air through fluid
+    (``fluid_rows``). r, d, q : (m,) work arrays. Returns (iterations, residual relative to |rhs|)."""
+    _laplacian(nbr, m, p, q)
+    rr = 0.0
+    b2 = 0.0
     for i in range(m):
-        p[i] = 0.0
-        r[i] = rhs[i]
-        d[i] = rhs[i]
-    rr = _dot(r, r, m)
-    r0 = np.sqrt(rr)
-    if r0 == 0.0:
+        r[i] = rhs[i] - q[i]
+        d[i] = r[i]
+        rr += r[i] * r[i]
+        b2 += rhs[i] * rhs[i]
+    if b2 == 0.0:
+        for i in range(m):
+            p[i] = 0.0
         return 0, 0.0
+    goal = tol * tol * b2
     it = 0
-    while it < max_iterations:
-        _laplacian(nbr, m, d, q)
-        alpha = rr / _dot(d, q, m)
+    while rr > goal and it < max_iterations:
+        alpha = rr / _laplacian(nbr, m, d, q)
+        rn = 0.0
         for i in range(m):
             p[i] += alpha * d[i]
             r[i] -= alpha * q[i]
-        rn = _dot(r, r, m)
+            rn += r[i] * r[i]
         it += 1
-        if np.sqrt(rn) <= tol * r0:
-            rr = rn
-            break
         beta = rn / rr
-        for i in range(m):
-            d[i] = r[i] + beta * d[i]
         rr = rn
-    return it, np.sqrt(rr) / r0
+        if rr > goal:
+            for i in range(m):
+                d[i] = r[i] + beta * d[i]
+    return it, np.sqrt(rr / b2)
 
 
 @njit(**config.NJIT)
@@ -194,73 +193,148 @@ def _corner(f):
 
 
 @njit(**config.NJIT)
-def splat(x, v, sel, origin, inv_d, axis, u, w):
-    """Add each selected particle's velocity component ``axis`` to the faces normal to it, with
-    trilinear weights (the faces around it), into u and the weights into w (both zeroed by the caller)."""
-    nx, ny, nz = u.shape
-    s0 = 0.0 if axis == 0 else 0.5
-    s1 = 0.0 if axis == 1 else 0.5
-    s2 = 0.0 if axis == 2 else 0.5
-    for p in range(x.shape[0]):
+def _splat(x, v, sel, lo, hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
+    """Each selected particle's velocity to the faces around it, trilinear weights (the component
+    along axis k on the faces normal to k: u_k, weights summed in w_k), and its weights on the cell
+    centres around it into ``fill``: the cells' particle content, smooth in the positions. Rows lo to
+    hi; the arrays are added to."""
+    for p in range(lo, hi):
         if not sel[p]:
             continue
-        a0, t0 = _corner((x[p, 0] - origin[0]) * inv_d - s0)
-        b0, t1 = _corner((x[p, 1] - origin[1]) * inv_d - s1)
-        c0, t2 = _corner((x[p, 2] - origin[2]) * inv_d - s2)
-        vp = v[p, axis]
-        for da in range(2):
-            a = a0 + da
-            if a < 0 or a >= nx:
-                continue
-            wa = t0 if da else 1.0 - t0
-            for db in range(2):
-                b = b0 + db
-                if b < 0 or b >= ny:
+        for axis in range(4):
+            if axis == 0:
+                u, w = u0, w0
+            elif axis == 1:
+                u, w = u1, w1
+            elif axis == 2:
+                u, w = u2, w2
+            else:
+                u, w = fill, fill
+            nx, ny, nz = w.shape
+            a0, t0 = _corner((x[p, 0] - origin[0]) * inv_d - (0.0 if axis == 0 else 0.5))
+            b0, t1 = _corner((x[p, 1] - origin[1]) * inv_d - (0.0 if axis == 1 else 0.5))
+            c0, t2 = _corner((x[p, 2] - origin[2]) * inv_d - (0.0 if axis == 2 else 0.5))
+            vp = v[p, axis] if axis < 3 else 0.0
+            for da in range(2):
+                a = a0 + da
+                if a < 0 or a >= nx:
                     continue
-                wb = wa * (t1 if db else 1.0 - t1)
-                for dc in range(2):
-                    c = c0 + dc
-                    if c < 0 or c >= nz:
+                wa = t0 if da else 1.0 - t0
+                for db in range(2):
+                    b = b0 + db
+                    if b < 0 or b >= ny:
                         continue
-                    ww = wb * (t2 if dc else 1.0 - t2)
-                    u[a, b, c] += ww * vp
-                    w[a, b, c] += ww
+                    wb = wa * (t1 if db else 1.0 - t1)
+                    for dc in range(2):
+                        c = c0 + dc
+                        if c < 0 or c >= nz:
+                            continue
+                        ww = wb * (t2 if dc else 1.0 - t2)
+                        w[a, b, c] += ww
+                        if axis < 3:
+                            u[a, b, c] += ww * vp
 
 
 @njit(**config.NJIT_PARALLEL)
-def gather(x, sel, origin, inv_d, axis, du, known, dv):
-    """Each selected particle's velocity change along ``axis``: the faces' changes ``du`` around it,
-    trilinear weights renormalised over the faces whose change is ``known`` (solved or held by a
-    solid), so a particle beside a wall or the surface takes the change of the faces that have one."""
-    nx, ny, nz = du.shape
-    s0 = 0.0 if axis == 0 else 0.5
-    s1 = 0.0 if axis == 1 else 0.5
-    s2 = 0.0 if axis == 2 else 0.5
+def splat(x, v, sel, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
+    """``_splat`` over all rows into the arrays (zeroed here; u_k is divided by w_k by the caller), in
+    two halves with arrays of their own, added at the end (the same sums whatever the thread count)."""
+    n = x.shape[0]
+    half = n // 2
+    extra = [(np.zeros_like(u0), np.zeros_like(u1), np.zeros_like(u2), np.zeros_like(w0), np.zeros_like(w1),
+              np.zeros_like(w2), np.zeros_like(fill)) for _ in range(2)]
+    for part in prange(2):
+        a, b, c, d, e, f, g = extra[part]
+        _splat(x, v, sel, half * part, half if part == 0 else n, origin, inv_d, a, b, c, d, e, f, g)
+    for k, out in enumerate((u0, u1, u2, w0, w1, w2, fill)):
+        flat = out.reshape(-1)
+        first = extra[0][k].reshape(-1)
+        second = extra[1][k].reshape(-1)
+        for i in range(flat.shape[0]):
+            flat[i] = first[i] + second[i]
+
+
+@njit(**config.NJIT)
+def _interpolate(f, g, x0, x1, x2, known, s0, s1, s2):
+    """Trilinear interpolation of the node arrays ``f`` and ``g`` at node coordinates (x0 - s0, x1 - s1,
+    x2 - s2), over the nodes where ``known`` (all when it is empty), weights renormalised; 0 with none."""
+    nx, ny, nz = f.shape
+    a0, t0 = _corner(x0 - s0)
+    b0, t1 = _corner(x1 - s1)
+    c0, t2 = _corner(x2 - s2)
+    sf = 0.0
+    sg = 0.0
+    ws = 0.0
+    every = known.shape[0] == 0
+    for da in range(2):
+        a = a0 + da
+        if a < 0 or a >= nx:
+            continue
+        wa = t0 if da else 1.0 - t0
+        for db in range(2):
+            b = b0 + db
+            if b < 0 or b >= ny:
+                continue
+            wb = wa * (t1 if db else 1.0 - t1)
+            for dc in range(2):
+                c = c0 + dc
+                if c < 0 or c >= nz or not (every or known[a, b, c]):
+                    continue
+                ww = wb * (t2 if dc else 1.0 - t2)
+                sf += ww * f[a, b, c]
+                sg += ww * g[a, b, c]
+                ws += ww
+    if ws == 0.0:
+        return 0.0, 0.0
+    return sf / ws, sg / ws
+
+
+@njit(**config.NJIT_PARALLEL)
+def velocity_changes(x, v, sel, origin, inv_d, du0, du1, du2, un0, un1, un2, k0, k1, k2, fill, ramp, pic, dv):
+    """Each selected particle's velocity change into ``dv`` (n,3), 0 for the others:
+
+    w (FLIP Δu + pic (u_new - (v + FLIP Δu))), the faces' change Δu and new velocity u_new
+    interpolated over the faces whose value is known (k0-k2, see ``_interpolate``), and the weight
+    w = (f - ramp[0]) / (ramp[1] - ramp[0]) clipped to [0, 1], f the cells' ``fill`` at the particle."""
+    empty = np.zeros((0, 0, 0), np.bool_)
     for p in prange(x.shape[0]):
-        dv[p, axis] = 0.0
+        dv[p, 0] = 0.0
+        dv[p, 1] = 0.0
+        dv[p, 2] = 0.0
         if not sel[p]:
             continue
-        a0, t0 = _corner((x[p, 0] - origin[0]) * inv_d - s0)
-        b0, t1 = _corner((x[p, 1] - origin[1]) * inv_d - s1)
-        c0, t2 = _corner((x[p, 2] - origin[2]) * inv_d - s2)
-        s = 0.0
-        ws = 0.0
-        for da in range(2):
-            a = a0 + da
-            if a < 0 or a >= nx:
-                continue
-            wa = t0 if da else 1.0 - t0
-            for db in range(2):
-                b = b0 + db
-                if b < 0 or b >= ny:
-                    continue
-                wb = wa * (t1 if db else 1.0 - t1)
-                for dc in range(2):
-                    c = c0 + dc
-                    if c < 0 or c >= nz or not known[a, b, c]:
-                        continue
-                    ww = wb * (t2 if dc else 1.0 - t2)
-                    s += ww * du[a, b, c]
-                    ws += ww
-        if ws > 0.0:
-            dv[p, axis] = s / ws
+        g0 = (x[p, 0] - origin[0]) * inv_d
+        g1 = (x[p, 1] - origin[1]) * inv_d
+        g2 = (x[p, 2] - origin[2]) * inv_d
+        f = _interpolate(fill, fill, g0, g1, g2, empty, 0.5, 0.5, 0.5)[0]
+        w = min(max((f - ramp[0]) / (ramp[1] - ramp[0]), 0.0), 1.0)
+        if w == 0.0:
+            continue
+        for axis in range(3):
+            if axis == 0:
+                du, un, kn = du0, un0, k0
+            elif axis == 1:
+                du, un, kn = du1, un1, k1
+            else:
+                du, un, kn = du2, un2, k2
+            s0 = 0.0 if axis == 0 else 0.5
+            s1 = 0.0 if axis == 1 else 0.5
+            s2 = 0.0 if axis == 2 else 0.5
+            flip, grid = _interpolate(du, un, g0, g1, g2, kn, s0, s1, s2)
+            dv[p, axis] = w * (flip + pic * (grid - (v[p, axis] + flip)))
+
+
+@njit(**config.NJIT)
+def selected_bounds(x, sel, out):
+    """The lowest (out[0]) and highest (out[1]) coordinates of the selected rows of x; False if none."""
+    found = False
+    for p in range(x.shape[0]):
+        if not sel[p]:
+            continue
+        for a in range(3):
+            if not found or x[p, a] < out[0, a]:
+                out[0, a] = x[p, a]
+            if not found or x[p, a] > out[1, a]:
+                out[1, a] = x[p, a]
+        found = True
+    return found

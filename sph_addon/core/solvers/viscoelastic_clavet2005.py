@@ -309,7 +309,7 @@ class ViscoelasticModel(MaterialModel):
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
                                       ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units)
-        self.projection.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h)
+        self.projection.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h, ctx.dt)
 
     def _yield_viscosity(self, ctx: StepContext) -> np.ndarray:
         """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|.
