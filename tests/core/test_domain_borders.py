@@ -98,7 +98,8 @@ def test_open_side_lets_water_out_and_closed_sides_hold():
     assert lo == pytest.approx([r, r, r], abs=1e-9)
     assert hi[1] == pytest.approx(0.2 - r, abs=1e-9) and hi[2] < 0.4
     _, removed_closed, _, hi_closed = _dam(open_x_max=False)
-    assert removed_closed == 0 and hi_closed[0] == pytest.approx(0.6 - r, abs=1e-9)
+    # The surge reaches the closed far wall and no particle passes it.
+    assert removed_closed == 0 and 0.6 - r - 0.01 < hi_closed[0] <= 0.6 - r + 1e-9
 
 
 def _slide(friction: float, frames: int = 10) -> float:

@@ -44,6 +44,8 @@ import math
 
 import numpy as np
 
+# Off: the relaxation alone holds the liquid (the tests of the relaxation's own machinery use it).
+ENABLED = True
 # Cell width in units of the support radius h (two spacings at h = 2 s: eight particles a cell, as
 # FLIP's usual 2x2x2 per cell).
 CELL_WIDTH = 1.0
@@ -56,10 +58,25 @@ MAX_ITERATIONS = 1000
 # alone holds (docs/materials.md: projected, a film spread on, a weight that switched with a cell's
 # particle count threw a resting pool's surface up).
 WEIGHT_RAMP = (0.45, 0.6)
-# Relaxation time (s) of the particles' velocities towards the grid's (PIC's share of the
-# FLIP/PIC blend, 1 - exp(-Δt/τ) a substep; 0.1 at 60 substeps a second): without it the resting
-# pool's surface keeps 1.5 cm/s at 2 s, with it 0.8 (docs/materials.md).
-PIC_TIME = 0.16
+# The viscosity (m²/s) of the particles' relaxation towards the grid's velocity (PIC's share of the
+# FLIP/PIC blend): a share 1 - exp(-Δt/τ) a substep with τ = Δ² / (π² PIC_VISCOSITY), Δ the cell, so
+# that the blend damps as one viscosity in physical units at every resolution (a fixed τ made a
+# coarse dam break viscous: its front 6 % slow at a/spacing = 10). 1.5e-3 m²/s: τ = 0.17 s at h = 5
+# cm, where without it the resting pool's surface keeps 1.5 cm/s at 2 s, with it 0.8
+# (docs/materials.md); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
+PIC_VISCOSITY = 1.5e-3
+# The thickest liquid the projection moves (``projected``), m²/s: one whose own viscosity exceeds the
+# PIC share's damps by it.
+LIQUID_VISCOSITY = PIC_VISCOSITY
+
+
+def projected(owned: np.ndarray, viscosity: np.ndarray, yield_stress: np.ndarray, springs: np.ndarray) -> np.ndarray:
+    """Per material, whether the projection moves it: the thin liquids, kinematic viscosity at most
+    ``LIQUID_VISCOSITY`` (water, oil) without yield stress or springs, while ``ENABLED``. The viscous,
+    plastic and elastic materials keep the relaxation alone, as their rheology was measured
+    (issue 11's tests); on a viscous gravity current the projection brought the fronts within 3 % of
+    Huppert's, from 7 % (docs/materials.md), which is for that issue to take up."""
+    return owned & (viscosity <= LIQUID_VISCOSITY) & (yield_stress <= 0.0) & ~springs & ENABLED
 
 
 def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -87,19 +104,29 @@ def _difference(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 class GridProjection:
-    """The projection's statistics and the last pressure (the next solve's guess); :meth:`project`
-    runs it on one substep's velocities."""
+    """The projection's statistics and the last substep's length; :meth:`project` runs it on one
+    substep's velocities."""
 
     def __init__(self):
         self.reset_stats()
-        self._last = None  # (lowest cell index (3,), pressure over the grid, Δt) of the last solve
+        self.last_dt = 0.0  # the last solve's substep, s (0: none; checkpointed by the model)
 
     def reset_stats(self) -> None:
         self.stats = {"iterations": 0, "calls": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
 
-    def project(self, x: np.ndarray, v: np.ndarray, sel: np.ndarray, walls, h: float, dt: float) -> None:
+    def frame_stats(self) -> dict[str, int | float]:
+        """The frame's solves (mean and largest iterations a substep, solves that reached the cap), reset."""
+        st = self.stats
+        out = {"projection_iterations": round(st["iterations"] / max(st["calls"], 1), 3),
+               "projection_iterations_max": st["iterations_max"], "projection_capped": st["capped"]}
+        self.reset_stats()
+        return out
+
+    def project(self, x: np.ndarray, v: np.ndarray, sel: np.ndarray, walls, h: float, dt: float,
+                pressure_at: np.ndarray) -> None:
         """Project ``v`` (n,3, m/s, in place) of the rows where ``sel`` onto the grid's divergence-free
-        fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project)."""
+        fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project);
+        ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
         from . import grid_projection_kernels as k
 
         bounds = np.empty((2, 3))
@@ -110,15 +137,16 @@ class GridProjection:
         lo = np.floor(bounds[0] * inv_d).astype(np.int64) - 1
         dims = tuple(int(n) for n in np.floor(bounds[1] * inv_d).astype(np.int64) - lo + 2)
         origin = lo * d
-        counts = np.empty(math.prod(dims), np.int64)
-        k.cell_counts(x, sel, origin, inv_d, *dims, counts)
+        cell = np.empty(len(x), np.int64)
+        k.particle_cells(x, sel, origin, inv_d, *dims, cell)
+        mine = cell[cell >= 0]
+        counts = np.bincount(mine, minlength=math.prod(dims))
         kind = self._kinds(counts.reshape(dims), origin, d, walls)
         flat = kind.reshape(-1)
         row = np.empty(flat.size, np.int64)
         nbr = np.empty((int(np.count_nonzero(flat == k.FLUID)), 6), np.int64)
         m = k.fluid_rows(flat, *dims, row, nbr)
         if m == 0:
-            self._last = None
             return
         faces = [tuple(n + (a == axis) for a, n in enumerate(dims)) for axis in range(3)]
         u = [np.zeros(f) for f in faces]
@@ -138,12 +166,17 @@ class GridProjection:
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
         rhs[row[cells]] = -d * div.reshape(-1)[cells]
-        p = self._guess(lo, dims, dt)[cells]
+        # The guess: the pressure the particles now in each cell carried from the last solve (kept with
+        # them, so a resumed bake starts where the straight one does), for the same substep's length.
+        carried = np.bincount(mine, weights=pressure_at[cell >= 0], minlength=counts.size)
+        scale = dt / self.last_dt if self.last_dt > 0.0 else 0.0
+        p = scale * carried[cells] / np.maximum(counts[cells], 1)
         it, res = k.solve(nbr, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *(np.empty(m) for _ in range(3)))
         pressure = np.zeros(flat.size)
         pressure[cells] = p
+        pressure_at[:] = np.where(cell >= 0, pressure[np.maximum(cell, 0)], 0.0)
+        self.last_dt = dt
         pressure = pressure.reshape(dims)
-        self._last = (lo, pressure, dt)
         du, new = [], []
         for axis in range(3):
             change = np.where(solved[axis], -_difference(pressure, axis) * inv_d, 0.0)
@@ -151,9 +184,9 @@ class GridProjection:
             du.append(change)
             new.append(u[axis] + change)
         dv = np.empty_like(v)
-        pic = -math.expm1(-dt / PIC_TIME) if PIC_TIME > 0 else 0.0
+        share = -math.expm1(-dt * PIC_VISCOSITY * (math.pi / d) ** 2)
         k.velocity_changes(x, v, sel, origin, inv_d, *du, *new, *(s | f for s, f in zip(solved, held)), fill,
-                           np.array(WEIGHT_RAMP), pic, dv)
+                           np.array(WEIGHT_RAMP), share, dv)
         v += dv
         self._report(walls, dv.sum(axis=0), origin, d, held, u, w)
         st = self.stats
@@ -188,19 +221,6 @@ class GridProjection:
         sums = size.sum(axis=0)
         weight = np.where(sums > 0.0, size / np.where(sums > 0.0, sums, 1.0), 1.0 / len(points))
         walls.received(points, weight * total)
-
-    def _guess(self, lo: np.ndarray, dims: tuple, dt: float) -> np.ndarray:
-        """The last solve's pressure on this grid's cells (flat), scaled by the substeps' ratio (the
-        pressure removes a divergence gathered over one substep); 0 where it had none."""
-        guess = np.zeros(dims)
-        if self._last is not None:
-            last_lo, last, last_dt = self._last
-            a = np.maximum(lo, last_lo)
-            b = np.minimum(lo + dims, last_lo + last.shape)
-            if np.all(b > a):
-                guess[tuple(slice(i - j, k - j) for i, j, k in zip(a, lo, b))] = (
-                    last[tuple(slice(i - j, k - j) for i, j, k in zip(a, last_lo, b))] * (dt / last_dt))
-        return guess.reshape(-1)
 
     @staticmethod
     def _kinds(counts: np.ndarray, origin: np.ndarray, d: float, walls) -> np.ndarray:

@@ -20,18 +20,18 @@ AIR = 1
 SOLID = 2
 
 
-@njit(**config.NJIT)
-def cell_counts(x, sel, origin, inv_d, nx, ny, nz, counts):
-    """Particles (rows where ``sel``) per cell into ``counts`` (nx*ny*nz,) int64, zeroed here."""
-    counts[:] = 0
-    for p in range(x.shape[0]):
+@njit(**config.NJIT_PARALLEL)
+def particle_cells(x, sel, origin, inv_d, nx, ny, nz, cell):
+    """Each selected particle's cell, flat (see the module), into ``cell``; -1 for the others."""
+    for p in prange(x.shape[0]):
+        cell[p] = -1
         if not sel[p]:
             continue
         a = int((x[p, 0] - origin[0]) * inv_d)
         b = int((x[p, 1] - origin[1]) * inv_d)
         c = int((x[p, 2] - origin[2]) * inv_d)
         if 0 <= a < nx and 0 <= b < ny and 0 <= c < nz:
-            counts[(a * ny + b) * nz + c] += 1
+            cell[p] = (a * ny + b) * nz + c
 
 
 @njit(**config.NJIT)

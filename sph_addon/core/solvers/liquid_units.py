@@ -270,3 +270,27 @@ def surface_tension_stable_dt(surface_tension: float, density: float, spacing: f
     if surface_tension <= 0.0:
         return math.inf
     return SURFACE_TENSION_DT * math.sqrt(density * spacing**3 / surface_tension)
+
+
+# Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
+# regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
+YIELD_STRAIN_RATE = 0.01
+
+
+def yield_viscosity(ctx, yield_nu: np.ndarray, gradient_k: float) -> np.ndarray:
+    """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|, with
+    ``yield_nu`` τ_y/ρ per material and ``gradient_k`` the lattice's gradient constant.
+
+    Papanastasiou's regularisation of τ_y/|γ̇|: smooth, and (τ_y/ρ)/ε where the material
+    does not flow, so unyielded regions move as near-rigid bodies under the implicit solve
+    (ε = ``YIELD_STRAIN_RATE``: a heap below its yield stress creeps at about ε times the
+    ratio of its stress to τ_y). |γ̇| is taken from v* (Picard: one linearisation per substep).
+    """
+    from . import implicit_viscosity_kernels as ivk
+
+    rate = np.empty(ctx.n)
+    ivk.strain_rates(ctx.x, ctx.v, ctx.nbr, ctx.count, 1.0 / ctx.h, gradient_k, rate)
+    eps = YIELD_STRAIN_RATE
+    with np.errstate(invalid="ignore", divide="ignore"):
+        added = np.where(rate > 1e-6 * eps, -np.expm1(-rate / eps) / rate, 1.0 / eps)
+    return yield_nu[ctx.material] * added

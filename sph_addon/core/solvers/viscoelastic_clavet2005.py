@@ -30,6 +30,10 @@ from them, the spacing s, the radius h and the substep Δt:
   rather than of k, Δt and s, each extrapolated along the last two (Chebyshev,
   ``relaxation_passes``); the density error keeps its meaning (Clavet's density's), the near
   density moving 1.22 times as much (``liquid_units.near_error_ratio``, at h = 2 s);
+* a thin liquid's long-wavelength pressure (a column's weight, a pool at rest, a dam break's
+  collapse) comes from a coarse grid projection of its velocities before the prediction
+  (``grid_projection``: a MAC grid's Poisson solve with FLIP's transfers), which the passes crept
+  along; they correct what is left, one pass a substep in a resting pool (docs/materials.md);
 * flat walls (a closed tank's faces, the ground plane) mirror the liquid (``wall_images``); other
   colliders add the density of the fluid missing behind them (``liquid_units.wall_terms``), so the
   layer on a floor is not over-packed;
@@ -52,9 +56,9 @@ import math
 
 import numpy as np
 
+from . import grid_projection as grid
 from . import liquid_units as units
 from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
-from .grid_projection import GridProjection
 from .presets import VISCOELASTIC_PRESETS
 from .relaxation_passes import ChebyshevPasses, density_errors
 from .viscoelastic_clavet2005_parameters import (
@@ -94,9 +98,6 @@ SPRING_MAX_DT = 1.0 / 180.0
 # ... and at most this many spacings of travel per substep for their fastest particle, for the same
 # reason at impacts (a jelly cube's landing, measured in docs/materials.md, "Springs at impacts").
 SPRING_CFL = 0.5
-# Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou
-# regularisation's ε): its added viscosity tends to τ_y/(ρ ε) there.
-YIELD_STRAIN_RATE = 0.01
 # A frame fails when a substep ends with a material's mean compression this many times its target
 # (``failure``): the relaxation's passes are capped, so a liquid squeezed that far has come apart.
 DENSITY_BLOWUP = 10.0
@@ -108,11 +109,10 @@ DENSITY_BLOWUP_FLOOR = 0.1
 class ViscoelasticModel(MaterialModel):
     """Every material whose model is ``viscoelastic`` (Clavet 2005), on the model contract (base.py).
 
-    It contributes viscosity impulses to the velocity stage and springs plus
-    double density relaxation to the position stage (Clavet Algorithm 1, lines
-    5 and 12-16). Per-material constants are packed into arrays indexed by
-    material id; materials of other models get zero constants, so their
-    particles exert no viscoelastic terms of their own but are still pushed by
+    It contributes viscosity impulses and the grid projection to the velocity stage and springs plus
+    density relaxation to the position stage (Clavet Algorithm 1, lines 5 and 12-16). Per-material
+    constants are packed into arrays indexed by material id; materials of other models get zero
+    constants, so their particles exert no viscoelastic terms of their own but are still pushed by
     viscoelastic neighbours.
 
     Spring state lives in the particle arrays ``spring_partner`` (n,S) int64
@@ -133,6 +133,7 @@ class ViscoelasticModel(MaterialModel):
         "spring_partner": ArraySpec((16,), np.int64, -1, "ids of spring partners, -1 for a free slot"),
         "spring_rest": ArraySpec((16,), np.float64, 0, "spring rest lengths L, m"),
         "bonded": ArraySpec((), np.uint8, 0, "1 once a mould material's particle got its springs"),
+        "grid_pressure": ArraySpec((), np.float64, 0, "the grid projection's pressure in the particle's cell, m²/s"),
     }
 
     def __init__(self, setup: ModelSetup):
@@ -190,12 +191,12 @@ class ViscoelasticModel(MaterialModel):
         self.dynamic = (self.mode == SPRINGS_DYNAMIC).astype(np.uint8)
         self.mould = (self.mode == SPRINGS_MOULD).astype(np.uint8)
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
-        # The grid projection's materials: the liquids (a material with springs keeps its shape by them).
-        self.projected = owned & (self.mode == SPRINGS_NONE)
+        # The grid projection's materials: the thin liquids (``grid_projection.LIQUID_VISCOSITY``).
+        self.projected = grid.projected(owned, self.nu, self.per_material("yield_stress"), self.mode != SPRINGS_NONE)
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
         self.accel = ChebyshevPasses(relaxation_kernels.extrapolate)
-        self.projection = GridProjection()
+        self.projection = grid.GridProjection()
         self._reset_stats()
         self._scratch_n = -1
         self._spring_shape = None
@@ -213,7 +214,8 @@ class ViscoelasticModel(MaterialModel):
         return {k: float(f"{v:.6g}") for k, v in out.items()}
 
     def active_arrays(self):
-        return self.arrays if self.has_springs else {}
+        return {k: a for k, a in self.arrays.items()
+                if (k == "grid_pressure" and self.projected.any()) or (k != "grid_pressure" and self.has_springs)}
 
     def expected_iterations(self, dt: float) -> float:
         """Relaxation passes a substep of ``dt`` s is expected to need, from the last one measured.
@@ -309,25 +311,8 @@ class ViscoelasticModel(MaterialModel):
         if np.any(self.beta > 0):
             self.k.viscosity_impulses(ctx.x, ctx.v, ctx.nbr, ctx.count, ctx.material, self.beta, ctx.h, ctx.dt,
                                       ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units)
-        self.projection.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h, ctx.dt)
-
-    def _yield_viscosity(self, ctx: StepContext) -> np.ndarray:
-        """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|.
-
-        Papanastasiou's regularisation of τ_y/|γ̇|: smooth, and (τ_y/ρ)/ε where the material
-        does not flow, so unyielded regions move as near-rigid bodies under the implicit solve
-        (ε = ``YIELD_STRAIN_RATE``: a heap below its yield stress creeps at about ε times the
-        ratio of its stress to τ_y). |γ̇| is taken from v* (Picard: one linearisation per substep).
-        """
-        from . import implicit_viscosity_kernels as ivk
-
-        rate = np.empty(ctx.n)
-        ivk.strain_rates(ctx.x, ctx.v, ctx.nbr, ctx.count, 1.0 / ctx.h, self.gradient_k, rate)
-        tau = self.yield_nu[ctx.material]
-        eps = YIELD_STRAIN_RATE
-        with np.errstate(invalid="ignore", divide="ignore"):
-            added = np.where(rate > 1e-6 * eps, -np.expm1(-rate / eps) / rate, 1.0 / eps)
-        return tau * added
+        self.projection.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h, ctx.dt,
+                                ctx.arrays.get("grid_pressure"))
 
     def _viscosity(self, ctx: StepContext, springs: bool = False) -> None:
         """Backward Euler on the viscous term, v - v* = Δt ν ∇²v (Weiler et al. 2018), and on the
@@ -350,7 +335,7 @@ class ViscoelasticModel(MaterialModel):
 
         eta = self.nu[ctx.material]
         if np.any(self.yield_nu > 0):
-            eta = eta + self._yield_viscosity(ctx)
+            eta = eta + units.yield_viscosity(ctx, self.yield_nu, self.gradient_k)
         static = ctx.walls.static() if ctx.walls is not None else None
         wall_b = units.wall_viscosity_blocks(ctx.x, static, ctx.spacing, ctx.h)
         coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h, SPRING_THETA])
@@ -465,7 +450,6 @@ class ViscoelasticModel(MaterialModel):
         self.stats = {"density_iterations": 0, "substeps": 0, "density_iterations_max": 0, "density_capped": 0,
                       "density_error_mean": 0.0, "density_error_max": 0.0, "viscosity_iterations": 0,
                       "viscosity_iterations_max": 0, "viscosity_residual": 0.0, "viscosity_capped": 0}
-        self.projection.reset_stats()
 
     def frame_stats(self, world: WorldView) -> dict[str, int | float]:
         """Relaxation passes (mean and largest per substep, substeps that hit the cap), the density
@@ -481,9 +465,7 @@ class ViscoelasticModel(MaterialModel):
                        viscosity_iterations_max=st["viscosity_iterations_max"],
                        viscosity_residual=float(f"{st['viscosity_residual']:.3g}"),
                        viscosity_capped=st["viscosity_capped"])
-        ps = self.projection.stats
-        out.update(projection_iterations=round(ps["iterations"] / max(ps["calls"], 1), 3),
-                   projection_iterations_max=ps["iterations_max"], projection_capped=ps["capped"])
+        out.update(self.projection.frame_stats())
         self._reset_stats()
         springs = world.arrays["spring_partner"] if self.has_springs else None
         out["springs"] = 0 if springs is None else int(np.count_nonzero(springs >= 0)) // 2
@@ -501,9 +483,11 @@ class ViscoelasticModel(MaterialModel):
 
     def state_dict(self) -> dict:
         """The cost model's last measurement, so a resumed bake chooses the same substeps."""
-        return {"last_iterations": self.last_iterations, "last_dt": self.last_dt}
+        return {"last_iterations": self.last_iterations, "last_dt": self.last_dt,
+                "projection_dt": self.projection.last_dt}
 
     def load_state_dict(self, state: dict) -> None:
         self.last_iterations = int(state.get("last_iterations", 1))
         self.last_dt = float(state.get("last_dt", 0.0))
+        self.projection.last_dt = float(state.get("projection_dt", 0.0))
 
