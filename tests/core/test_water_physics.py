@@ -76,13 +76,17 @@ def test_dam_break_front_follows_martin_and_moyce(dam_breaks):
 
 @pytest.mark.slow
 def test_dam_break_front_is_the_same_at_three_spacings(dam_breaks):
-    """Resolution independence: at every frame from T = 1.2 on, the front at a/spacing = 10 and 15 is
-    within 6 % of the front at 20 (one coarse spacing is 10 % of a: the front is binned at it)."""
+    """Resolution independence: the front's slope over 1.2 <= T <= 3 at a/spacing = 10 and 15 within
+    5 % of the slope at 20 (measured -0.1 / +1.0 / +4.0 % of Martin & Moyce's), and at every frame from
+    T = 1.2 on the front within 8 % of the front at 20: one coarse spacing is 10 % of a and the front
+    is binned at it, so two bins at Z = 2.5 (measured 7.7 %, at T = 1.3 and 2.9; 5 % before the grid
+    projection, which moved the front at 20 from +3.6 % to +4.0 %)."""
     t, z20 = dam_breaks[20]
     sel = t >= 1.2
     for n in (10, 15):
         z = dam_breaks[n][1]
-        assert np.all(np.abs(z[sel] / z20[sel] - 1) < 0.06), (n, z[sel], z20[sel])
+        assert abs(_slope(t, z) / _slope(t, z20) - 1) < 0.05, (n, _slope(t, z), _slope(t, z20))
+        assert np.all(np.abs(z[sel] / z20[sel] - 1) < 0.08), (n, z[sel], z20[sel])
 
 
 def _pool(spacing: float = 0.025, depth: float = 0.5) -> Simulation:
@@ -104,9 +108,12 @@ def pool() -> Simulation:
 @pytest.mark.slow
 def test_pool_density_error_is_within_the_target_at_every_depth(pool):
     """The relaxation stops only below the material's density error (1 %), so every 5 cm band of the
-    pool is within it on average; the error reported per frame never exceeds it; density rises with
-    depth (hydrostatic pressure) and the band at the floor is not over-packed: the boundary density
-    from the walls stands for the missing fluid (the old code packed 31 % more particles there)."""
+    pool is within it on average, and the error reported per frame never exceeds it. Since the grid
+    projection carries the column's weight the pool is uniform: every band within 0.2 % of the rest
+    density (measured 1.0005-1.0011; before it the bands rose with depth to the 1 % target, the
+    relaxation's compression standing in for the hydrostatic pressure; water's own over 0.5 m is
+    2e-6), and the layer on the floor holds the lattice's 144 particles (the old code packed 31 %
+    more there)."""
     x = pool.state.x
     model = pool.models[0]
     # Clavet's density's compression, as density_error states it: the near density's over its ratio.
@@ -115,10 +122,9 @@ def test_pool_density_error_is_within_the_target_at_every_depth(pool):
     assert not any(s.extra["density_capped"] for s in pool.stats)
     inner = np.all((x[:, :2] > 0.05) & (x[:, :2] < 0.25), axis=1)
     bands = [ratio[inner & (x[:, 2] >= lo) & (x[:, 2] < lo + 0.05)].mean() for lo in np.arange(0.0, 0.4, 0.05)]
-    assert all(b - 1 < 0.01 + 0.01 for b in bands), bands  # band means: compression of up to 1 % + scatter
-    assert bands[0] > bands[-1] and bands[1] > bands[-1], bands
+    assert all(abs(b - 1) < 0.002 for b in bands), bands
     floor_layer = np.count_nonzero(x[:, 2] < 0.025)
-    assert abs(floor_layer / 144 - 1) < 0.15, floor_layer
+    assert abs(floor_layer / 144 - 1) < 0.02, floor_layer
 
 
 @pytest.mark.slow
@@ -129,9 +135,10 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
     0.36 m/s over the first second, 0.38 once the passes were accelerated, 0.46 since frames are
     re-planned; 0.153 since the walls mirror the liquid, session 25: what remained was the layers
-    along the walls repacking, docs/materials.md "The first frames")."""
+    along the walls repacking, docs/materials.md "The first frames"; 0.060 since the grid projection
+    holds the column from the first substep)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
-    assert max(s.max_speed for s in pool.stats[:10]) < 0.25, [round(s.max_speed, 3) for s in pool.stats[:10]]
+    assert max(s.max_speed for s in pool.stats[:10]) < 0.10, [round(s.max_speed, 3) for s in pool.stats[:10]]
 
 
 def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
@@ -235,45 +242,46 @@ def test_a_shallow_pool_keeps_its_substeps_and_calms_down():
 
 @pytest.mark.slow
 def test_pool_keeps_its_volume_and_calms_down(pool):
-    """The interior's number density is within 2 % of the filled lattice's (1 % target + the kernel
-    sum's scatter), the liquid's depth (twice its mean height, exactly the filled 0.5 m at the start)
-    within 1.5 % (measured -1.15 % at 2 and 4 s since the walls mirror the liquid, session 25; -3.99 %
-    before; the issue asks for 1 %), the three layers along the side walls within 1 % of the lattice's
-    counts (1.002 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 before: docs/materials.md, "The wall's missing
-    turn"), and 2 s after filling 90 % of the particles move slower than 2 cm/s (measured 0.93; 1.24
-    before). The issue asks for 1 cm/s everywhere: the largest speed is 3.2 cm/s at frame 60 (5.3
-    before); not met yet, nor by SPlisHSPlasH's DFSPH on this pool (4.8 cm/s)."""
+    """The interior's number density is within 1 % of the filled lattice's, the liquid's depth (twice
+    its mean height, exactly the filled 0.5 m at the start) within 0.5 % (measured +0.05 % since the
+    grid projection carries the column's weight; -1.15 % before it, -3.99 % before the walls mirrored
+    the liquid; the issue asks for 1 %), the three layers along the side walls within 1 % of the
+    lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: docs/materials.md, "The wall's
+    missing turn"), and 2 s after filling 90 % of the particles move slower than 0.5 cm/s (measured
+    0.22; 0.93 before the projection). The issue asks for 1 cm/s everywhere: the largest speed is
+    2.1 cm/s at frame 60, one particle of the surface (3.2 before; SPlisHSPlasH's DFSPH on this
+    pool: 4.8 cm/s); not met yet."""
     x, v = pool.state.x, pool.state.v
     inner = np.all((x[:, :2] > 0.05) & (x[:, :2] < 0.25), axis=1) & (x[:, 2] > 0.05) & (x[:, 2] < 0.40)
     number_density = inner.sum() * 0.025**3 / (0.2 * 0.2 * 0.35)
-    assert abs(number_density - 1) < 0.02, number_density
-    assert abs(2 * x[:, 2].mean() / 0.5 - 1) < 0.015, 2 * x[:, 2].mean()
+    assert abs(number_density - 1) < 0.01, number_density
+    assert abs(2 * x[:, 2].mean() / 0.5 - 1) < 0.005, 2 * x[:, 2].mean()
     wall = np.minimum.reduce([x[:, 0], 0.3 - x[:, 0], x[:, 1], 0.3 - x[:, 1]])
     mid = (x[:, 2] > 0.1) & (x[:, 2] < 0.4)
     layers = [np.count_nonzero(mid & (wall >= k * 0.025) & (wall < (k + 1) * 0.025)) / (4 * (11 - 2 * k) * 12)
               for k in range(3)]
     assert all(abs(r - 1) < 0.01 for r in layers), layers
     speed = np.linalg.norm(v, axis=1)
-    assert np.percentile(speed, 90) < 0.02
+    assert np.percentile(speed, 90) < 0.005
     assert pool.state.n == 2880 and x[:, :2].min() >= 0 and x[:, :2].max() <= 0.3
 
 
 @pytest.mark.slow
 def test_pool_depth_is_the_same_at_a_finer_spacing(pool):
     """Resolution independence of the hydrostatics: the same pool at s / 1.5 (9,720 particles), 1 s
-    after filling, loses the same volume as at s (twice the mean height: measured -1.16 % and
-    -1.24 % at 1 s, -1.15 / -1.23 / -1.26 % at s, s / 1.5, s / 2 at 4 s; docs/materials.md), within
-    0.3 points of it and within 1.5 % of the filled 0.5 m; every frame's mean density error within the
-    1 % target without reaching the cap; the first second's fastest particle under 0.25 m/s
-    (measured 0.18; 0.45 at s / 2, where the first frame's fifth substep reaches the cap)."""
+    after filling, keeps its depth as at s (twice the mean height: measured +0.02 % at s / 1.5 and
+    +0.05 % at s since the grid projection; before it -1.24 % and -1.16 %: docs/materials.md), within
+    0.2 points of it and within 0.5 % of the filled 0.5 m; every frame's mean density error within the
+    1 % target without reaching the cap; the first second's fastest particle under 0.1 m/s
+    (measured 0.040; 0.18 before the projection)."""
     sim = _pool(spacing=0.025 / 1.5)
     stats = [sim.advance_frame() for _ in range(30)]
     depth = 2 * sim.state.x[:, 2].mean() / 0.5 - 1
     coarse = 2 * pool.state.x[:, 2].mean() / 0.5 - 1
     assert sim.state.n == 9720
-    assert abs(depth) < 0.015 and abs(depth - coarse) < 0.003, (depth, coarse)
+    assert abs(depth) < 0.005 and abs(depth - coarse) < 0.002, (depth, coarse)
     assert all(st.extra["density_error_mean"] <= 0.01 and not st.extra["density_capped"] for st in stats)
-    assert max(st.max_speed for st in stats) < 0.25, [round(st.max_speed, 3) for st in stats]
+    assert max(st.max_speed for st in stats) < 0.10, [round(st.max_speed, 3) for st in stats]
 
 
 @pytest.mark.slow
