@@ -54,6 +54,33 @@ def _step(cell, k, nx, ny, nz):
 
 
 @njit(**config.NJIT)
+def _reach(kind, nx, ny, nz, seed, reached, stack):
+    """Mark in ``reached`` (zeroed here) the fluid cells connected through fluid to a fluid cell beside
+    a ``seed`` cell (the grid's outside counts as AIR)."""
+    reached[:] = 0
+    top = 0
+    for cell in range(kind.shape[0]):
+        if kind[cell] != FLUID:
+            continue
+        for k in range(6):
+            o = _step(cell, k, nx, ny, nz)
+            if (o < 0 and seed == AIR) or (o >= 0 and kind[o] == seed):
+                reached[cell] = 1
+                stack[top] = cell
+                top += 1
+                break
+    while top > 0:
+        top -= 1
+        cell = stack[top]
+        for k in range(6):
+            o = _step(cell, k, nx, ny, nz)
+            if o >= 0 and kind[o] == FLUID and not reached[o]:
+                reached[o] = 1
+                stack[top] = o
+                top += 1
+
+
+@njit(**config.NJIT)
 def fluid_rows(kind, nx, ny, nz, row, nbr):
     """Number the fluid cells of the bodies that rest on a solid and reach air (``row``: their row in
     the solve, -1 for every other cell) and give each its six neighbours in ``nbr`` (m,6): a row, -1
@@ -63,56 +90,19 @@ def fluid_rows(kind, nx, ny, nz, row, nbr):
     carries no weight, and the relaxation alone holds it together) is turned AIR, and fluid sealed
     off from air by solid (a pocket that cannot give way: its pressure is undetermined) SOLID."""
     n = kind.shape[0]
-    row[:] = -1
+    reached = np.empty(n, np.uint8)
     stack = np.empty(n, np.int64)
-    top = 0
+    _reach(kind, nx, ny, nz, SOLID, reached, stack)
     for cell in range(n):
-        if kind[cell] != FLUID:
-            continue
-        for k in range(6):
-            o = _step(cell, k, nx, ny, nz)
-            if o >= 0 and kind[o] == SOLID:
-                row[cell] = 0
-                stack[top] = cell
-                top += 1
-                break
-    while top > 0:
-        top -= 1
-        cell = stack[top]
-        for k in range(6):
-            o = _step(cell, k, nx, ny, nz)
-            if o >= 0 and kind[o] == FLUID and row[o] < 0:
-                row[o] = 0
-                stack[top] = o
-                top += 1
-    for cell in range(n):
-        if kind[cell] == FLUID and row[cell] < 0:
+        if kind[cell] == FLUID and not reached[cell]:
             kind[cell] = AIR
-    row[:] = -1
-    for cell in range(n):
-        if kind[cell] != FLUID:
-            continue
-        for k in range(6):
-            o = _step(cell, k, nx, ny, nz)
-            if o < 0 or kind[o] == AIR:
-                row[cell] = 0
-                stack[top] = cell
-                top += 1
-                break
-    while top > 0:
-        top -= 1
-        cell = stack[top]
-        for k in range(6):
-            o = _step(cell, k, nx, ny, nz)
-            if o >= 0 and kind[o] == FLUID and row[o] < 0:
-                row[o] = 0
-                stack[top] = o
-                top += 1
+    _reach(kind, nx, ny, nz, AIR, reached, stack)
     m = 0
     for cell in range(n):
+        row[cell] = -1
         if kind[cell] != FLUID:
             continue
-        if row[cell] < 0:
+        if not reached[cell]:
             kind[cell] = SOLID
         else:
             row[cell] = m
@@ -192,6 +182,17 @@ def _corner(f):
     return a, f - a
 
 
+@njit(**config.NJIT_INLINE)
+def _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz):
+    """Corner q (0-7) of the trilinear stencil from the lower node (a0, b0, c0) with upper weights
+    (t0, t1, t2): its node and weight, the weight -1 when the node lies outside the (nx, ny, nz) grid."""
+    da, db, dc = q >> 2, (q >> 1) & 1, q & 1
+    a, b, c = a0 + da, b0 + db, c0 + dc
+    if a < 0 or a >= nx or b < 0 or b >= ny or c < 0 or c >= nz:
+        return a, b, c, -1.0
+    return a, b, c, (t0 if da else 1.0 - t0) * (t1 if db else 1.0 - t1) * (t2 if dc else 1.0 - t2)
+
+
 @njit(**config.NJIT)
 def _splat(x, v, sel, lo, hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
     """Each selected particle's velocity to the faces around it, trilinear weights (the component
@@ -215,24 +216,13 @@ def _splat(x, v, sel, lo, hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
             b0, t1 = _corner((x[p, 1] - origin[1]) * inv_d - (0.0 if axis == 1 else 0.5))
             c0, t2 = _corner((x[p, 2] - origin[2]) * inv_d - (0.0 if axis == 2 else 0.5))
             vp = v[p, axis] if axis < 3 else 0.0
-            for da in range(2):
-                a = a0 + da
-                if a < 0 or a >= nx:
+            for q in range(8):
+                a, b, c, ww = _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz)
+                if ww < 0.0:
                     continue
-                wa = t0 if da else 1.0 - t0
-                for db in range(2):
-                    b = b0 + db
-                    if b < 0 or b >= ny:
-                        continue
-                    wb = wa * (t1 if db else 1.0 - t1)
-                    for dc in range(2):
-                        c = c0 + dc
-                        if c < 0 or c >= nz:
-                            continue
-                        ww = wb * (t2 if dc else 1.0 - t2)
-                        w[a, b, c] += ww
-                        if axis < 3:
-                            u[a, b, c] += ww * vp
+                w[a, b, c] += ww
+                if axis < 3:
+                    u[a, b, c] += ww * vp
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -266,24 +256,13 @@ def _interpolate(f, g, x0, x1, x2, known, s0, s1, s2):
     sg = 0.0
     ws = 0.0
     every = known.shape[0] == 0
-    for da in range(2):
-        a = a0 + da
-        if a < 0 or a >= nx:
+    for q in range(8):
+        a, b, c, ww = _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz)
+        if ww < 0.0 or not (every or known[a, b, c]):
             continue
-        wa = t0 if da else 1.0 - t0
-        for db in range(2):
-            b = b0 + db
-            if b < 0 or b >= ny:
-                continue
-            wb = wa * (t1 if db else 1.0 - t1)
-            for dc in range(2):
-                c = c0 + dc
-                if c < 0 or c >= nz or not (every or known[a, b, c]):
-                    continue
-                ww = wb * (t2 if dc else 1.0 - t2)
-                sf += ww * f[a, b, c]
-                sg += ww * g[a, b, c]
-                ws += ww
+        sf += ww * f[a, b, c]
+        sg += ww * g[a, b, c]
+        ws += ww
     if ws == 0.0:
         return 0.0, 0.0
     return sf / ws, sg / ws
