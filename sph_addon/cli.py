@@ -201,6 +201,8 @@ _INFO_TABLE = (
     ("passes(mean/max)", ("density_iterations", "density_iterations_max"),
      lambda s: f"{s.get('density_iterations', 0):.1f}/{s.get('density_iterations_max', 0)}"),
     ("capped", ("density_capped",), lambda s: f"{s.get('density_capped', 0)}"),
+    ("grid_solve(mean/max)", ("projection_iterations", "projection_iterations_max"),
+     lambda s: f"{s.get('projection_iterations', 0):.0f}/{s.get('projection_iterations_max', 0)}"),
     ("kinetic_J", ("kinetic_energy_j",), lambda s: _joules(s.get("kinetic_energy_j", 0.0))),
     ("front_m", ("front_m",), lambda s: "-" if s.get("front_m") is None else f"{s['front_m']:.3f}"),
 )

@@ -24,7 +24,8 @@ from .state import BASE_ARRAYS
 MAX_PARTICLES = 2**32 - 1
 # The per-frame statistics the command line formats as numbers (``cli._INFO_TABLE``).
 _NUMERIC_STATS = ("frame", "particles", "substeps", "max_speed", "density_error_mean", "density_error_max",
-                  "density_iterations", "density_iterations_max", "density_capped", "kinetic_energy_j", "sdf_build_s")
+                  "density_iterations", "density_iterations_max", "density_capped", "kinetic_energy_j", "sdf_build_s",
+                  "projection_iterations", "projection_iterations_max", "projection_capped")
 
 
 def is_frame(value: Any) -> bool:

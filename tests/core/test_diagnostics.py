@@ -125,6 +125,10 @@ def test_small_dam_break_front_advances_and_info_prints_it(tmp_path, write_scene
     lines = text.splitlines()
     # header, columns, 9 frames, summary, front line, the derived constants
     assert "front_m" in lines[1] and len(lines) == 2 + 9 + 3
+    # The grid projection's solve, a column of its own: iterations every simulated frame, none capped.
+    assert "grid_solve(mean/max)" in lines[1]
+    assert all(manifest["stats"][str(f)]["projection_iterations"] > 0 for f in range(2, 10))
+    assert not any(m["projection_capped"] for m in manifest["stats"].values())
     assert lines[-1].startswith("derived (viscoelastic, first frame's substep): rest_density=")
     assert "gain_m=" in lines[-1] and "stiffness=" in lines[-1]
     derived = manifest["derived"]["viscoelastic"]
