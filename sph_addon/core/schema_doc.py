@@ -115,10 +115,9 @@ def scene_format_markdown() -> str:
             "Settings of the meshing stage; see `docs/surface.md`.", ""]
     out += ["## `diagnostics` (optional)", "",
             "Extra per-frame statistics written to the manifest (`stats[frame]`) and shown by `info`. Every frame",
-            "also records `kinetic_energy_j` (Σ ½ m v², J; particle mass = the material's `density` × spacing³;",
-            "1000 kg/m³ for a model without one) and the models' own statistics (e.g. the density relaxation's",
-            "`density_error_mean`/`_max`, `density_iterations`/`_max`, `density_capped`, and the grid",
-            "projection's `projection_iterations`/`_max`, `projection_capped`).",
+            "also records `kinetic_energy_j` (Σ ½ m v², J; particle mass = `density` × spacing³, 1000 kg/m³ without",
+            "one) and the models' own statistics (the relaxation's `density_error_mean`/`_max`, `density_iterations`/",
+            "`_max`, `density_capped`; the grid projection's `projection_iterations`/`_max`, `projection_capped`).",
             "", "### `front` (optional)", "",
             "Records `front_m` per frame: the leading edge of the connected liquid along `axis`, in metres from",
             "`origin`. Positions are binned in slabs one particle spacing wide from the origin; the front is the far",
