@@ -139,3 +139,19 @@ def test_projection_is_the_same_on_any_number_of_threads(threads):
     finally:
         numba.set_num_threads(was)
     assert np.array_equal(v, ref)
+
+
+def test_a_resting_pool_carries_the_hydrostatic_pressure():
+    """The pressure the grid solves for a resting pool is hydrostatic: ρ p / Δt (p the particles'
+    ``grid_pressure``, m²/s, the velocity potential that removes one substep's g Δt) falls with
+    height at ρ g within 2 % (a straight fit over the cells below the top one), and is 0 above
+    the surface: the weight that the relaxation's compression carried before the projection."""
+    sim = _tank(frames=30)
+    model = sim.models[0]
+    x = sim.state.x
+    pressure = 1000.0 * sim.state.arrays["grid_pressure"] / model.projection.last_dt
+    below = x[:, 2] < 0.3 - H
+    centre = (np.floor(x[:, 2] / H) + 0.5) * H  # the pressure is the cell's: cells of h from z = 0
+    slope = np.polyfit(centre[below], pressure[below], 1)[0]
+    assert slope == pytest.approx(-1000.0 * 9.81, rel=0.02)
+    assert np.all(pressure >= -1e-9) and pressure.max() < 1000.0 * 9.81 * (0.3 + H)
