@@ -32,10 +32,17 @@ Deviations and their reasons:
   inside the liquid where the grid cuts the lattice unevenly).
 * Fluid cells sealed off from air by solid cells (a closed pocket) are left out: their pressure is
   undetermined. A closed tank filled to its lid is therefore left to the relaxation.
-* Momentum: the solid faces' share of the velocity change goes to the colliders' contact reports
-  (``Walls.received``); with no solid face touching the liquid, the mean change is removed, so the
-  projection conserves momentum exactly (the discrete p = 0 surface does only up to round-off of
-  the cells' layout).
+* Only bodies that touch a static solid through fluid are projected: a drop, a splash or a falling
+  thread carries no weight, and the relaxation alone holds it together as before (bit for bit).
+* Each particle takes a weight of the change, from the cells' content at it (``WEIGHT_RAMP``): films
+  and sheets one or two particles thick are left to the relaxation (projected, they spread on until
+  their particles lost their neighbours).
+* A share of each particle's velocity relaxes towards the grid's (PIC's share of a FLIP/PIC blend,
+  ``PIC_VISCOSITY``), against the noise FLIP keeps.
+* Momentum: what the held faces gave the liquid goes to the colliders' contact reports
+  (``Walls.received``), at those faces, so momentum between liquid and colliders balances exactly.
+* The solve starts from the pressure each particle carried out of the last one (``grid_pressure``, a
+  particle array, so a resumed bake starts where the straight one does).
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ CELL_WIDTH = 1.0
 TOLERANCE = 1e-5
 MAX_ITERATIONS = 1000
 # The weight of a particle's change rises from 0 to 1 as the cells' content at it (1: a full cell;
-# solid cells count as full) rises over this range: 1 in the bulk and along walls (1.0), 0.85-1 in
+# solid cells count as full) rises over this range: 1 in the bulk and along walls (1.0), 0.75-1 in
 # a pool's top layer, 0 in a film or a sheet one or two particles thick, which the relaxation
 # alone holds (docs/materials.md: projected, a film spread on, a weight that switched with a cell's
 # particle count threw a resting pool's surface up).
@@ -62,8 +69,8 @@ WEIGHT_RAMP = (0.45, 0.6)
 # FLIP/PIC blend): a share 1 - exp(-Δt/τ) a substep with τ = Δ² / (π² PIC_VISCOSITY), Δ the cell, so
 # that the blend damps as one viscosity in physical units at every resolution (a fixed τ made a
 # coarse dam break viscous: its front 6 % slow at a/spacing = 10). 1.5e-3 m²/s: τ = 0.17 s at h = 5
-# cm, where without it the resting pool's surface keeps 1.5 cm/s at 2 s, with it 0.8
-# (docs/materials.md); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
+# cm, where it halves the resting pool's 90th percentile at 2 s (0.44 -> 0.22 cm/s,
+# docs/materials.md); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
 PIC_VISCOSITY = 1.5e-3
 # The thickest liquid the projection moves (``projected``), m²/s: one whose own viscosity exceeds the
 # PIC share's damps by it.
