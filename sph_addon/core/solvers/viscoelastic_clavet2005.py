@@ -192,7 +192,7 @@ class ViscoelasticModel(MaterialModel):
         self.mould = (self.mode == SPRINGS_MOULD).astype(np.uint8)
         self.has_springs = bool(np.any(self.mode != SPRINGS_NONE))
         # The grid projection's materials: the thin liquids (``grid_projection.LIQUID_VISCOSITY``).
-        self.projected = grid.projected(owned, self.nu, self.per_material("yield_stress"), self.mode != SPRINGS_NONE)
+        self.projected = grid.projected(owned, self.nu, self.yield_nu, self.mode != SPRINGS_NONE)
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
         self.accel = ChebyshevPasses(relaxation_kernels.extrapolate)
@@ -214,8 +214,10 @@ class ViscoelasticModel(MaterialModel):
         return {k: float(f"{v:.6g}") for k, v in out.items()}
 
     def active_arrays(self):
-        return {k: a for k, a in self.arrays.items()
-                if (k == "grid_pressure" and self.projected.any()) or (k != "grid_pressure" and self.has_springs)}
+        wanted = {"grid_pressure"} if self.projected.any() else set()
+        if self.has_springs:
+            wanted |= {"spring_partner", "spring_rest", "bonded"}
+        return {k: a for k, a in self.arrays.items() if k in wanted}
 
     def expected_iterations(self, dt: float) -> float:
         """Relaxation passes a substep of ``dt`` s is expected to need, from the last one measured.
