@@ -33,9 +33,10 @@ def _project(x: np.ndarray, v: np.ndarray, walls, dt: float, proj: GridProjectio
 
 
 def test_pressure_solve_matches_a_dense_solve():
-    """CG on the fluid cells' 7-point Laplacian (air: p = 0, solid: no flux) against numpy's dense solve
-    of the same matrix, written out from the stencil, on a random pocket of fluid under a lid of air
-    with solid cells scattered in it: to 1e-7 (the solve's tolerance is 1e-10 here)."""
+    """CG on the fluid cells' 7-point Laplacian (air: p = 0 at a fraction θ of the way, the ghost
+    fluid's 1 / θ on the diagonal; solid: no flux) against numpy's dense solve of the same matrix,
+    written out from the stencil, on a random pocket of fluid under a lid of air with solid cells
+    scattered in it and θ drawn over (0.01, 1]: to 1e-7 (the solve's tolerance is 1e-10 here)."""
     rng = np.random.default_rng(7)
     dims = (7, 6, 8)
     kind = np.where(rng.random(dims) < 0.15, k.SOLID, k.FLUID).astype(np.int8)
@@ -44,6 +45,7 @@ def test_pressure_solve_matches_a_dense_solve():
     row = np.empty(flat.size, np.int64)
     nbr = np.empty((flat.size, 6), np.int64)
     m = k.fluid_rows(flat, *dims, row, nbr)
+    surface = 1.0 / rng.uniform(0.01, 1.0, (m, 6))
     # Dense -L: every fluid cell's row from its neighbours, the grid's outside counting as air.
     cells = np.flatnonzero(row >= 0)
     a = np.zeros((m, m))
@@ -51,23 +53,23 @@ def test_pressure_solve_matches_a_dense_solve():
         i = row[cell]
         idx = np.unravel_index(cell, dims)
         for axis in range(3):
-            for step in (-1, 1):
+            for side, step in enumerate((-1, 1)):
                 j = list(idx)
                 j[axis] += step
                 if not 0 <= j[axis] < dims[axis]:
-                    a[i, i] += 1
+                    a[i, i] += surface[i, 2 * axis + side]
                     continue
                 other = flat[np.ravel_multi_index(j, dims)]
                 if other == k.SOLID:
                     continue
-                a[i, i] += 1
+                a[i, i] += surface[i, 2 * axis + side] if other == k.AIR else 1
                 if other == k.FLUID:
                     a[i, row[np.ravel_multi_index(j, dims)]] -= 1
     assert m > 100 and np.allclose(a, a.T)
     rhs = rng.standard_normal(m)
     p = np.zeros(m)
-    it, res = k.solve(nbr, m, rhs, p, 1e-10, 1000, np.empty(m), np.empty(m), np.empty(m))
-    assert res <= 1e-10 and it < 200
+    it, res = k.solve(nbr, surface, m, rhs, p, 1e-10, 1000, np.empty(m), np.empty(m), np.empty(m))
+    assert res <= 1e-10 and it < 300
     np.testing.assert_allclose(p, np.linalg.solve(a, rhs), atol=1e-7 * np.abs(p).max())
     # Fluid cut off from air by solid is no longer fluid (its pressure would be undetermined).
     assert np.all(flat[cells] == k.FLUID) and np.count_nonzero(flat == k.FLUID) == m

@@ -51,6 +51,8 @@ import math
 
 import numpy as np
 
+from .grid_surface import SURFACE_FILL, WallReference, surface_factor
+
 # Off: the relaxation alone holds the liquid (the tests of the relaxation's own machinery use it).
 ENABLED = True
 # Cell width in units of the support radius h (two spacings at h = 2 s: eight particles a cell, as
@@ -117,6 +119,7 @@ class GridProjection:
     def __init__(self):
         self.reset_stats()
         self.last_dt = 0.0  # the last solve's substep, s (0: none; checkpointed by the model)
+        self.reference = WallReference()
 
     def reset_stats(self) -> None:
         self.stats = {"iterations": 0, "calls": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
@@ -148,37 +151,43 @@ class GridProjection:
         k.particle_cells(x, sel, origin, inv_d, *dims, cell)
         mine = cell[cell >= 0]
         counts = np.bincount(mine, minlength=math.prod(dims))
-        kind = self._kinds(counts.reshape(dims), origin, d, walls)
-        flat = kind.reshape(-1)
-        row = np.empty(flat.size, np.int64)
-        nbr = np.empty((int(np.count_nonzero(flat == k.FLUID)), 6), np.int64)
-        m = k.fluid_rows(flat, *dims, row, nbr)
-        if m == 0:
-            return
         faces = [tuple(n + (a == axis) for a, n in enumerate(dims)) for axis in range(3)]
         u = [np.zeros(f) for f in faces]
         w = [np.zeros(f) for f in faces]
         fill = np.zeros(dims)
         k.splat(x, v, sel, origin, inv_d, *u, *w, fill)
         fill /= CELL_WIDTH**3 * 8.0
-        fill[kind == k.SOLID] = 1.0
+        kind, fill = self._kinds(fill, counts.reshape(dims), lo, d, walls)
+        flat = kind.reshape(-1)
+        row = np.empty(flat.size, np.int64)
+        nbr = np.empty((int(np.count_nonzero(flat == k.FLUID)), 6), np.int64)
+        m = k.fluid_rows(flat, *dims, row, nbr)
+        if m == 0:
+            return
         div = np.zeros(dims)
-        solved, held = [], []
+        solved, held, ghost = [], [], []
         for axis in range(3):
             np.divide(u[axis], w[axis], out=u[axis], where=w[axis] > 0)
             s, f = _faces_known(kind, axis)
             solved.append(s)
             held.append(f)
+            ghost.append(surface_factor(kind, fill, axis))
             div += np.diff(np.where(f, 0.0, u[axis]), axis=axis)  # d times the divergence; static solids
+        fill[kind == k.SOLID] = 1.0
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
         rhs[row[cells]] = -d * div.reshape(-1)[cells]
+        surface = np.empty((m, 6))
+        for axis in range(3):
+            at = np.unravel_index(cells, dims)
+            surface[:, 2 * axis] = ghost[axis][at]
+            surface[:, 2 * axis + 1] = ghost[axis][tuple(c + (a == axis) for a, c in enumerate(at))]
         # The guess: the pressure the particles now in each cell carried from the last solve (kept with
         # them, so a resumed bake starts where the straight one does), for the same substep's length.
         carried = np.bincount(mine, weights=pressure_at[cell >= 0], minlength=counts.size)
         scale = dt / self.last_dt if self.last_dt > 0.0 else 0.0
         p = scale * carried[cells] / np.maximum(counts[cells], 1)
-        it, res = k.solve(nbr, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *(np.empty(m) for _ in range(3)))
+        it, res = k.solve(nbr, surface, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *(np.empty(m) for _ in range(3)))
         pressure = np.zeros(flat.size)
         pressure[cells] = p
         pressure_at[:] = np.where(cell >= 0, pressure[np.maximum(cell, 0)], 0.0)
@@ -186,7 +195,7 @@ class GridProjection:
         pressure = pressure.reshape(dims)
         du, new = [], []
         for axis in range(3):
-            change = np.where(solved[axis], -_difference(pressure, axis) * inv_d, 0.0)
+            change = np.where(solved[axis], -ghost[axis] * _difference(pressure, axis) * inv_d, 0.0)
             change[held[axis]] = -u[axis][held[axis]]
             du.append(change)
             new.append(u[axis] + change)
@@ -229,24 +238,35 @@ class GridProjection:
         weight = np.where(sums > 0.0, size / np.where(sums > 0.0, sums, 1.0), 1.0 / len(points))
         walls.received(points, weight * total)
 
-    @staticmethod
-    def _kinds(counts: np.ndarray, origin: np.ndarray, d: float, walls) -> np.ndarray:
-        """Cell kinds: fluid where particles are; among the empty cells next to fluid, solid where the
-        centre is inside a static collider (only those cells matter to the solve), air elsewhere."""
+    def _kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls) -> tuple:
+        """Cell kinds, and ``fill`` over a full cell's content beside the static colliders
+        (``grid_surface``): fluid where that reaches the surface's ``SURFACE_FILL`` (and the centre
+        lies outside the static colliders, or particles are in the cell); among the other cells next
+        to fluid, solid where the centre is inside a static collider (only those matter to the
+        solve); air elsewhere. ``lo``: the grid's first cell, global index."""
         from . import grid_projection_kernels as k
 
-        fluid = counts > 0
-        kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
         static = walls.static()
         if static is None:
-            return kind
-        near = np.zeros_like(fluid)
+            return np.where(fill >= SURFACE_FILL, k.FLUID, k.AIR).astype(np.int8), fill
+        near = fill > 0.0
         for axis in range(3):
             for shift in (1, -1):
-                near |= np.roll(fluid, shift, axis=axis)
-        cand = np.flatnonzero((near & ~fluid).reshape(-1))
-        if len(cand):
-            centres = origin + (np.stack(np.unravel_index(cand, counts.shape), axis=1) + 0.5) * d
-            inside = static.distance(np.ascontiguousarray(centres)) < 0.0
-            kind.reshape(-1)[cand[inside]] = k.SOLID
-        return kind
+                near |= np.roll(fill > 0.0, shift, axis=axis)
+        cand = np.flatnonzero(near.reshape(-1))
+        index = lo + np.stack(np.unravel_index(cand, fill.shape), axis=1)
+        centres = np.ascontiguousarray((index + 0.5) * d)
+        dist = static.distance(centres)
+        close = dist < math.sqrt(3.0) * d
+        fill = fill.copy()
+        fill.reshape(-1)[cand[close]] /= self.reference(static, index[close], centres[close], d)
+        inside = np.zeros(fill.shape, bool)
+        inside.reshape(-1)[cand] = dist < 0.0
+        fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
+        kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
+        beside = np.zeros_like(fluid)
+        for axis in range(3):
+            for shift in (1, -1):
+                beside |= np.roll(fluid, shift, axis=axis)
+        kind[beside & ~fluid & inside] = k.SOLID
+        return kind, fill

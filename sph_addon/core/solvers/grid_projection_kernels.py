@@ -123,9 +123,10 @@ def fluid_rows(kind, nx, ny, nz, row, nbr):
 
 
 @njit(**config.NJIT)
-def _laplacian(nbr, m, p, out):
-    """out = -L p over the m fluid rows (Σ (p_i - p_j) over non-solid neighbours, p = 0 in air);
-    returns p·out. Serial: a few thousand rows, where a parallel loop's start costs as much."""
+def _laplacian(nbr, surface, m, p, out):
+    """out = -L p over the m fluid rows (Σ (p_i - p_j) over fluid neighbours, plus p_i / θ towards
+    air, ``surface[r, k]`` = 1 / θ); returns p·out. Serial: a few thousand rows, where a parallel
+    loop's start costs as much."""
     pq = 0.0
     for r in range(m):
         s = 0.0
@@ -134,18 +135,19 @@ def _laplacian(nbr, m, p, out):
             j = nbr[r, k]
             if j == -2:
                 continue
-            s += pr - (p[j] if j >= 0 else 0.0)
+            s += pr - p[j] if j >= 0 else pr * surface[r, k]
         out[r] = s
         pq += pr * s
     return pq
 
 
 @njit(**config.NJIT)
-def solve(nbr, m, rhs, p, tol, max_iterations, r, d, q):
+def solve(nbr, surface, m, rhs, p, tol, max_iterations, r, d, q):
     """Conjugate gradients on -L p = rhs over the m fluid rows, from the guess in ``p``, until
-    |r| <= tol |rhs|. -L is symmetric positive definite: every row's cell reaches air through fluid
-    (``fluid_rows``). r, d, q : (m,) work arrays. Returns (iterations, residual relative to |rhs|)."""
-    _laplacian(nbr, m, p, q)
+    |r| <= tol |rhs|; ``surface`` (m,6): 1 / θ towards each air neighbour (``_laplacian``). -L is
+    symmetric positive definite: every row's cell reaches air through fluid (``fluid_rows``).
+    r, d, q : (m,) work arrays. Returns (iterations, residual relative to |rhs|)."""
+    _laplacian(nbr, surface, m, p, q)
     rr = 0.0
     b2 = 0.0
     for i in range(m):
@@ -160,7 +162,7 @@ def solve(nbr, m, rhs, p, tol, max_iterations, r, d, q):
     goal = tol * tol * b2
     it = 0
     while rr > goal and it < max_iterations:
-        alpha = rr / _laplacian(nbr, m, d, q)
+        alpha = rr / _laplacian(nbr, surface, m, d, q)
         rn = 0.0
         for i in range(m):
             p[i] += alpha * d[i]

@@ -1,0 +1,97 @@
+"""Where the liquid's free surface lies on the grid projection's cells (``grid_projection``): each
+cell's content over what a full cell holds beside the walls, the cell kinds it gives, and the ghost
+fluid's factors at the faces between fluid and air.
+
+Why. A cell's content is the particles' trilinear weights at its centre, 1 in the bulk. A resting
+pool's top row of cells holds 0.875 and the row above 0.125: the surface, where the content
+crosses 1/2, lies exactly at the lattice's top (a full cell's 8 particles, 2 a spacing along each
+axis). Two things went wrong when the surface was placed at the centre of the first cell without
+particles (session 27):
+
+* A surface particle that rose by a fraction of a spacing into the cell above made that cell fluid
+  and moved the surface of its column up by a whole cell: the pressure below it jumped by a cell's
+  hydrostatic head, and the surface layer around it was kicked sideways (bursts of 40 particles at
+  1-2 cm/s in a resting pool, every half second). With the surface placed where the content
+  crosses 1/2 (Gibou, Fedkiw, Cheng & Kang 2002, "A second-order-accurate symmetric discretization
+  of the Poisson equation on irregular domains"; Enright, Nguyen & Fedkiw 2003 for free surfaces),
+  the pressure moves with the particles, continuously.
+* Beside a wall the particles beyond it are missing, so a cell there holds 0.875 of a full one (a
+  wall at its face): the surface read from the raw content sits a tenth of a cell lower along every
+  wall, a pressure drop that pulled liquid up the walls (a false meniscus, 3 cm/s at 1.25 cm
+  spacing). The content is divided by the share of the cell's weights that falls outside the
+  static colliders (``reference``), measured once per cell and kept: static colliders never move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# The cells' content (1: full) at which the free surface lies.
+SURFACE_FILL = 0.5
+# The smallest θ, the fraction of the way from a fluid cell's centre to an air cell's where the
+# surface lies: 1 / θ is the face's weight in the solve, and its clamp keeps the matrix's diagonal
+# within 100 times its neighbours' (the pool and the dam break read the same at 0.001 and 0.01;
+# at 0.15 and above the dam break's coarse front moves by 4 %, at 1, no ghost fluid, the resting
+# pool's bursts come back).
+THETA_MIN = 0.01
+# The sub-cells across a cell's weights (-1 to 1 cells along each axis) at which the walls' share is
+# measured: 8 a cell width each way, exact for walls on the quarter-cells.
+_SUB = 8
+# The fewest weights a cell keeps beside walls (a cell whose centre lies well inside one).
+_REFERENCE_MIN = 0.05
+# Global cell indices are packed into one int64 key with this offset and stride (cells of a few
+# centimetres: ±500,000 cells reach ±10 km).
+_OFFSET = 1 << 19
+_STRIDE = 1 << 20
+
+
+class WallReference:
+    """The share of a full cell's content that the walls leave a cell (1 away from them), measured
+    once per cell of the static colliders and kept for the bake (a pure function of the geometry:
+    a resumed bake measures the same)."""
+
+    def __init__(self):
+        self.keys = np.empty(0, np.int64)
+        self.values = np.empty(0)
+        t = (np.arange(2 * _SUB) + 0.5) / _SUB - 1.0
+        g = np.stack(np.meshgrid(t, t, t, indexing="ij"), -1).reshape(-1, 3)
+        self.offsets = g  # in cells
+        w = np.prod(1.0 - np.abs(g), axis=1)
+        self.weights = w / w.sum()
+
+    def __call__(self, static, index: np.ndarray, centres: np.ndarray, d: float) -> np.ndarray:
+        """(k,) the reference content of the cells at global ``index`` (k,3) and ``centres`` (k,3, m),
+        cells of width ``d``; ``static``: the static colliders' ``Walls``."""
+        key = ((index[:, 0] + _OFFSET) * _STRIDE + index[:, 1] + _OFFSET) * _STRIDE + index[:, 2] + _OFFSET
+        at = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
+        known = (self.keys[at] == key) if len(self.keys) else np.zeros(len(key), bool)
+        out = np.where(known, self.values[at] if len(self.keys) else 0.0, 0.0)
+        missing = np.flatnonzero(~known)
+        if len(missing):
+            share = static.solid_share(np.ascontiguousarray(centres[missing]), self.offsets * d, d / _SUB)
+            out[missing] = np.maximum((1.0 - share) @ self.weights, _REFERENCE_MIN)
+            keys = np.concatenate([self.keys, key[missing]])
+            order = np.argsort(keys, kind="stable")
+            self.keys = keys[order]
+            self.values = np.concatenate([self.values, out[missing]])[order]
+        return out
+
+
+def surface_factor(kind: np.ndarray, fill: np.ndarray, axis: int) -> np.ndarray:
+    """1 / θ on the faces normal to ``axis`` between a fluid and an air cell, 1 elsewhere: θ the
+    fraction of the way from the fluid cell's centre to the air cell's at which ``fill`` (the cells'
+    content over a full cell's) crosses ``SURFACE_FILL`` (the ghost fluid's Dirichlet condition:
+    Gibou et al. 2002, eq. 5; Enright et al. 2003), clipped below at ``THETA_MIN``."""
+    from .grid_projection_kernels import AIR, FLUID
+
+    pad = [(0, 0)] * 3
+    pad[axis] = (1, 1)
+    k = np.pad(kind, pad, constant_values=AIR)
+    f = np.pad(fill, pad)
+    lo, hi = (tuple(s if a == axis else slice(None) for a in range(3)) for s in (slice(0, -1), slice(1, None)))
+    low_fluid = k[lo] == FLUID
+    inner = np.where(low_fluid, f[lo], f[hi])
+    outer = np.where(low_fluid, f[hi], f[lo])
+    surface = (low_fluid & (k[hi] == AIR)) | ((k[lo] == AIR) & (k[hi] == FLUID))
+    theta = (inner - SURFACE_FILL) / np.maximum(inner - outer, 1e-12)
+    return np.where(surface, 1.0 / np.clip(theta, THETA_MIN, 1.0), 1.0)
