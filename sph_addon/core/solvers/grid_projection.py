@@ -11,13 +11,15 @@ Zhu & Bridson 2005, "Animating Sand as a Fluid", for the particle-grid transfers
 
 What. Every substep, after the velocity stage (gravity, viscosity, surface tension are in v):
 
-1. cells of width ``CELL_WIDTH`` h; a cell holding a liquid particle is fluid, an empty cell whose
-   centre lies inside a static collider solid, any other empty cell air (pressure 0);
-2. the particles' velocities go to the faces (trilinear weights, as FLIP's particle-to-grid step);
+1. cells of width ``CELL_WIDTH`` h; the particles' velocities go to the faces and their weights to
+   the cell centres (trilinear, as FLIP's particle-to-grid step): a cell's content, 1 when full;
+2. a cell whose content, over what a full cell holds beside the walls, reaches 1/2 is fluid; another
+   next to fluid whose centre lies inside a static collider solid; any other air (``grid_surface``);
    faces between fluid and solid take the solid's velocity, 0 (static colliders only: a moving one
    is left to the relaxation's wall terms and the collisions, as before);
-3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, p = 0 in air, no flux into solid), by
-   conjugate gradients to ``TOLERANCE``; u -= ∇p on the faces between fluid and non-solid cells;
+3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, no flux into solid; towards air p = 0 where
+   the content crosses 1/2, between the cell centres: the ghost fluid's 1 / θ), by conjugate
+   gradients to ``TOLERANCE``; u -= ∇p on the faces between fluid and non-solid cells;
 4. each particle gains the velocity change of the faces around it (FLIP: the change, not the grid's
    velocity, so the grid adds no viscosity), weights renormalised over the faces that have one.
 
@@ -27,9 +29,11 @@ material's tolerance: the grid moves velocities, never positions.
 
 Deviations and their reasons:
 
-* A cell is fluid as soon as it holds one particle (the surface is placed up to a cell too far out:
-  the passes handle what that misplaces at the surface; a threshold on the count left air cells
-  inside the liquid where the grid cuts the lattice unevenly).
+* The surface lies where the content crosses 1/2 (``grid_surface``): session 27 made a cell fluid
+  as soon as it held one particle, and a surface particle rising into the cell above moved its
+  column's surface a whole cell, which kicked the resting pool's surface sideways (1-2 cm/s). The
+  content is smooth in the positions, so a fluid cell's lattice is never cut into air inside the
+  liquid (a threshold on the particle count was).
 * Fluid cells sealed off from air by solid cells (a closed pocket) are left out: their pressure is
   undetermined. A closed tank filled to its lid is therefore left to the relaxation.
 * Only bodies that touch a static solid through fluid are projected: a drop, a splash or a falling

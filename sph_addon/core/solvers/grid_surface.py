@@ -69,7 +69,7 @@ class WallReference:
         missing = np.flatnonzero(~known)
         if len(missing):
             share = static.solid_share(np.ascontiguousarray(centres[missing]), self.offsets * d, d / _SUB)
-            out[missing] = np.maximum((1.0 - share) @ self.weights, _REFERENCE_MIN)
+            out[missing] = np.maximum(np.einsum("ij,j->i", 1.0 - share, self.weights), _REFERENCE_MIN)
             keys = np.concatenate([self.keys, key[missing]])
             order = np.argsort(keys, kind="stable")
             self.keys = keys[order]
