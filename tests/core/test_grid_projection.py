@@ -207,19 +207,22 @@ def test_a_surface_particle_rising_into_the_cell_above_moves_the_pressure_contin
 def test_the_walls_leave_a_cell_the_share_of_its_content_outside_them():
     """A full cell's content is its particles' trilinear weights, so beside a flat wall a cell keeps
     1 - (1 - δ)² / 2 of it, δ the distance from its centre to the wall in cells (the weights beyond
-    the wall are missing): 0.875 for a wall at the cell's face, 1/2 for a centre on the wall, and
-    the product of the walls' shares in an edge or a corner of the box."""
-    from sph_addon.core.solvers.grid_surface import WallReference
+    the wall are missing): 0.875 for a wall at the cell's face, 1/8 for a centre half a cell inside
+    it, all of it 1.5 cells away (a cell's weights reach one cell), and the product of the walls'
+    shares in an edge or a corner of the box; with the signed distance of each centre."""
+    from sph_addon.core.solvers.grid_surface import WallCells
 
     static = _tank()._walls_at(0.0).static()
-    d = H
-    index = np.array([[1, 1, 1], [0, 1, 1], [0, 0, 1], [0, 0, 0], [1, 1, 0], [1, 2, 3]])
-    centres = (index + 0.5) * d
-    centres[4, 2] = 0.0  # a centre on the floor
-    centres[5, 2] = 0.25 * d  # a quarter of a cell above it
-    reference = WallReference()
-    share = reference(static, index, centres, d)
-    # The box spans [0, 0.2]² x [0, 0.6]; cells of 5 cm from the origin: cell 0 touches a wall.
-    expected = [1.0, 0.875, 0.875**2, 0.875**3, 0.5, 1 - 0.75**2 / 2]
+    # The box spans [0, 0.2]² x [0, 0.6]; cells of width d = 2.5 cm from the origin: cell 0 touches a
+    # wall, cell -1's centre lies inside one (δ = -1/2 cell), cell (5, 5, 5)'s 2.5 cells from the nearest.
+    d = S
+    index = np.array([[5, 5, 5], [0, 5, 5], [0, 0, 5], [0, 0, 0], [5, 5, -1], [1, 1, 1]])
+    cells = WallCells()
+    distance, share = cells(static, index, d)
+    expected = [1.0, 0.875, 0.875**2, 0.875**3, 0.125, 1.0]
     np.testing.assert_allclose(share, expected, atol=1e-9)
-    np.testing.assert_array_equal(reference(static, index, centres, d), share)  # kept, as measured
+    np.testing.assert_allclose(distance, [2.5 * d, 0.5 * d, 0.5 * d, 0.5 * d, -0.5 * d, 1.5 * d])
+    again = cells(static, index[::-1], d)  # kept, as measured, whatever the order asked
+    np.testing.assert_array_equal(again[1], share[::-1])
+    np.testing.assert_array_equal(again[0], distance[::-1])
+

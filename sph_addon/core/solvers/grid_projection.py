@@ -55,7 +55,7 @@ import math
 
 import numpy as np
 
-from .grid_surface import SURFACE_FILL, WallReference, surface_factor
+from .grid_surface import SURFACE_FILL, WallCells, surface_factor
 
 # Off: the relaxation alone holds the liquid (the tests of the relaxation's own machinery use it).
 ENABLED = True
@@ -123,7 +123,7 @@ class GridProjection:
     def __init__(self):
         self.reset_stats()
         self.last_dt = 0.0  # the last solve's substep, s (0: none; checkpointed by the model)
-        self.reference = WallReference()
+        self.wall_cells = WallCells()
 
     def reset_stats(self) -> None:
         self.stats = {"iterations": 0, "calls": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
@@ -258,12 +258,9 @@ class GridProjection:
             for shift in (1, -1):
                 near |= np.roll(fill > 0.0, shift, axis=axis)
         cand = np.flatnonzero(near.reshape(-1))
-        index = lo + np.stack(np.unravel_index(cand, fill.shape), axis=1)
-        centres = np.ascontiguousarray((index + 0.5) * d)
-        dist = static.distance(centres)
-        close = dist < math.sqrt(3.0) * d
+        dist, reference = self.wall_cells(static, lo + np.stack(np.unravel_index(cand, fill.shape), axis=1), d)
         fill = fill.copy()
-        fill.reshape(-1)[cand[close]] /= self.reference(static, index[close], centres[close], d)
+        fill.reshape(-1)[cand] /= reference
         inside = np.zeros(fill.shape, bool)
         inside.reshape(-1)[cand] = dist < 0.0
         fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
