@@ -181,9 +181,9 @@ class GridProjection:
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
         rhs[row[cells]] = -d * div.reshape(-1)[cells]
-        surface = np.empty((m, 6))
+        surface = np.empty((m, 6))  # 1 / θ towards each neighbour (used where it is air)
+        at = np.unravel_index(cells, dims)
         for axis in range(3):
-            at = np.unravel_index(cells, dims)
             surface[:, 2 * axis] = ghost[axis][at]
             surface[:, 2 * axis + 1] = ghost[axis][tuple(c + (a == axis) for a, c in enumerate(at))]
         # The guess: the pressure the particles now in each cell carried from the last solve (kept with
