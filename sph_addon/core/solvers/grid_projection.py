@@ -107,6 +107,16 @@ def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return fluid & ~solid, fluid & solid
 
 
+def _grown(mask: np.ndarray) -> np.ndarray:
+    """``mask`` with the six neighbours of each of its cells. At the grid's edges it wraps around, to
+    the opposite margin cell: one that holds no particle, so no face the solve reads."""
+    out = mask.copy()
+    for axis in range(3):
+        for shift in (1, -1):
+            out |= np.roll(mask, shift, axis=axis)
+    return out
+
+
 def _difference(a: np.ndarray, axis: int) -> np.ndarray:
     """The difference of a cell array across each face normal to ``axis`` (0 outside the grid)."""
     pad = [(0, 0)] * 3
@@ -253,11 +263,7 @@ class GridProjection:
         static = walls.static()
         if static is None:
             return np.where(fill >= SURFACE_FILL, k.FLUID, k.AIR).astype(np.int8), fill
-        near = fill > 0.0
-        for axis in range(3):
-            for shift in (1, -1):
-                near |= np.roll(fill > 0.0, shift, axis=axis)
-        cand = np.flatnonzero(near.reshape(-1))
+        cand = np.flatnonzero(_grown(fill > 0.0).reshape(-1))  # every cell fluid or next to it
         dist, reference = self.wall_cells(static, lo + np.stack(np.unravel_index(cand, fill.shape), axis=1), d)
         fill = fill.copy()
         fill.reshape(-1)[cand] /= reference
@@ -265,9 +271,5 @@ class GridProjection:
         inside.reshape(-1)[cand] = dist < 0.0
         fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
         kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
-        beside = np.zeros_like(fluid)
-        for axis in range(3):
-            for shift in (1, -1):
-                beside |= np.roll(fluid, shift, axis=axis)
-        kind[beside & ~fluid & inside] = k.SOLID
+        kind[_grown(fluid) & ~fluid & inside] = k.SOLID
         return kind, fill
