@@ -3,8 +3,10 @@
 Runs ``scripts/scenes/dam_break.json`` (24,000 particles at 5 cm) for ``--seconds`` simulated after
 a JIT warm-up, with timers wrapped around the step's stages (the neighbour sort and lists, the
 permutation, the boundary terms, the relaxation passes, XSPH, surface tension, collisions, the
-frame checks), and prints each stage's seconds and milliseconds per substep. Stages nest
-(``position_stage`` holds the passes and the boundary terms; ``step`` holds everything). The timers
+frame checks, the grid projection and its parts: the cell kinds, the walls' new cells measured, the
+splat, the solve, the particles' changes), and prints each stage's seconds and milliseconds per
+substep. Stages nest (``position_stage`` holds the passes and the boundary terms;
+``velocity_stage`` the projection, which holds its parts; ``step`` holds everything). The timers
 cost a few microseconds per call; use ``bench.py`` for the figures compared with the peer.
 
 Usage::
@@ -28,6 +30,9 @@ import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py:
 import sph_addon.core.neighbors as neighbors  # noqa: E402
 import sph_addon.core.simulation as simulation  # noqa: E402
 import sph_addon.core.solvers.density_relaxation_kernels as relaxation  # noqa: E402
+import sph_addon.core.solvers.grid_projection as grid  # noqa: E402
+import sph_addon.core.solvers.grid_projection_kernels as grid_kernels  # noqa: E402
+import sph_addon.core.solvers.grid_surface as grid_surface  # noqa: E402
 import sph_addon.core.solvers.liquid_units as units  # noqa: E402
 import sph_addon.core.solvers.surface_tension_kernels as tension  # noqa: E402
 import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
@@ -38,7 +43,9 @@ STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"
           (units, "wall_terms"), (tension, "surface_tension_impulses"), (xsph, "smooth_velocities"),
           (relaxation, "double_density_relaxation"), (simulation.Simulation, "_collide"),
           (simulation.Simulation, "check_and_stats"), (model.ViscoelasticModel, "velocity_stage"),
-          (model.ViscoelasticModel, "position_stage"), (simulation.Simulation, "step")]
+          (model.ViscoelasticModel, "position_stage"), (simulation.Simulation, "step"),
+          (grid.GridProjection, "project"), (grid.GridProjection, "_kinds"), (grid_surface.WallCells, "_measure"),
+          (grid_kernels, "splat"), (grid_kernels, "solve"), (grid_kernels, "velocity_changes")]
 
 
 def timed(owner, name: str, seconds: dict, calls: collections.Counter) -> None:

@@ -19,7 +19,7 @@ What. Every substep, after the velocity stage (gravity, viscosity, surface tensi
    is left to the relaxation's wall terms and the collisions, as before);
 3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, no flux into solid; towards air p = 0 where
    the content crosses 1/2, between the cell centres: the ghost fluid's 1 / θ), by conjugate
-   gradients to ``TOLERANCE``; u -= ∇p on the faces between fluid and non-solid cells;
+   gradients preconditioned by the diagonal, to ``TOLERANCE``; u -= ∇p on the faces between fluid and non-solid cells;
 4. each particle gains the velocity change of the faces around it (FLIP: the change, not the grid's
    velocity, so the grid adds no viscosity), weights renormalised over the faces that have one.
 

@@ -143,17 +143,30 @@ def _laplacian(nbr, surface, m, p, out):
 
 @njit(**config.NJIT)
 def solve(nbr, surface, m, rhs, p, tol, max_iterations, r, d, q):
-    """Conjugate gradients on -L p = rhs over the m fluid rows, from the guess in ``p``, until
-    |r| <= tol |rhs|; ``surface`` (m,6): 1 / θ towards each air neighbour (``_laplacian``). -L is
-    symmetric positive definite: every row's cell reaches air through fluid (``fluid_rows``).
+    """Conjugate gradients on -L p = rhs over the m fluid rows, preconditioned by -L's diagonal, from
+    the guess in ``p``, until |r| <= tol |rhs|; ``surface`` (m,6): 1 / θ towards each air neighbour
+    (``_laplacian``). -L is symmetric positive definite: every row's cell reaches air through fluid
+    (``fluid_rows``), so every diagonal is at least 1. The diagonal varies with the ghost fluid's
+    1 / θ (up to 100 beside the surface), which Jacobi's scaling takes out: on the bench's dam break
+    plain CG took 110 iterations a substep on average, 180 at most.
     r, d, q : (m,) work arrays. Returns (iterations, residual relative to |rhs|)."""
+    inv = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for k in range(6):
+            j = nbr[i, k]
+            if j != -2:
+                s += 1.0 if j >= 0 else surface[i, k]
+        inv[i] = 1.0 / s
     _laplacian(nbr, surface, m, p, q)
     rr = 0.0
+    rz = 0.0
     b2 = 0.0
     for i in range(m):
         r[i] = rhs[i] - q[i]
-        d[i] = r[i]
+        d[i] = r[i] * inv[i]
         rr += r[i] * r[i]
+        rz += r[i] * d[i]
         b2 += rhs[i] * rhs[i]
     if b2 == 0.0:
         for i in range(m):
@@ -162,18 +175,21 @@ def solve(nbr, surface, m, rhs, p, tol, max_iterations, r, d, q):
     goal = tol * tol * b2
     it = 0
     while rr > goal and it < max_iterations:
-        alpha = rr / _laplacian(nbr, surface, m, d, q)
-        rn = 0.0
+        alpha = rz / _laplacian(nbr, surface, m, d, q)
+        rr = 0.0
         for i in range(m):
             p[i] += alpha * d[i]
             r[i] -= alpha * q[i]
-            rn += r[i] * r[i]
+            rr += r[i] * r[i]
         it += 1
-        beta = rn / rr
-        rr = rn
         if rr > goal:
+            rzn = 0.0
             for i in range(m):
-                d[i] = r[i] + beta * d[i]
+                rzn += r[i] * r[i] * inv[i]
+            beta = rzn / rz
+            rz = rzn
+            for i in range(m):
+                d[i] = r[i] * inv[i] + beta * d[i]
     return it, np.sqrt(rr / b2)
 
 
