@@ -19,7 +19,7 @@ particles (session 27):
   wall at its face): the surface read from the raw content sits a tenth of a cell lower along every
   wall, a pressure drop that pulled liquid up the walls (a false meniscus, 3 cm/s at 1.25 cm
   spacing). The content is divided by the share of the cell's weights that falls outside the
-  static colliders (``reference``), measured once per cell and kept: static colliders never move.
+  static colliders (``WallCells``), measured once per cell and kept: static colliders never move.
 """
 
 from __future__ import annotations
