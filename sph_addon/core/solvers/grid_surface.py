@@ -10,8 +10,8 @@ particles (session 27):
 
 * A surface particle that rose by a fraction of a spacing into the cell above made that cell fluid
   and moved the surface of its column up by a whole cell: the pressure below it jumped by a cell's
-  hydrostatic head, and the surface layer around it was kicked sideways (bursts of 40 particles at
-  1-2 cm/s in a resting pool, every half second). With the surface placed where the content
+  hydrostatic head, and the surface layer around it was kicked sideways (bursts of 20-40 particles at
+  1-2 cm/s in a resting pool, about once a second). With the surface placed where the content
   crosses 1/2 (Gibou, Fedkiw, Cheng & Kang 2002, "A second-order-accurate symmetric discretization
   of the Poisson equation on irregular domains"; Enright, Nguyen & Fedkiw 2003 for free surfaces),
   the pressure moves with the particles, continuously.
