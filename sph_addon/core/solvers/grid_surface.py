@@ -30,10 +30,9 @@ import numpy as np
 SURFACE_FILL = 0.5
 # The smallest θ, the fraction of the way from a fluid cell's centre to an air cell's where the
 # surface lies: 1 / θ is the face's weight in the solve, and its clamp keeps the matrix's diagonal
-# within 100 times its neighbours' (measured before the walls' share was added: the pool and the
-# dam break read the same at 0.001 and 0.01;
-# at 0.15 and above the dam break's coarse front moves by 4 %, at 1, no ghost fluid, the resting
-# pool's bursts come back).
+# within 100 times its neighbours'. Measured before the walls' share was added: the pool and the
+# dam break read the same at 0.001 and 0.01; at 0.15 and above the dam break's coarse front moves
+# by 4 %; at 1 (no ghost fluid) the resting pool's bursts come back.
 THETA_MIN = 0.01
 # Sub-cells a cell width along each axis at which the walls' share of a cell's weights (-1 to 1
 # cells) is measured: the weights are linear on each, so the midpoint rule is exact for flat walls on
