@@ -226,3 +226,13 @@ def test_the_walls_leave_a_cell_the_share_of_its_content_outside_them():
     np.testing.assert_array_equal(again[1], share[::-1])
     np.testing.assert_array_equal(again[0], distance[::-1])
 
+
+
+def test_the_walls_cells_refuse_liquid_beyond_their_key_range():
+    """A cell more than 2^20 cells from the origin cannot be packed into the cache's key: the lookup
+    says how far the liquid is and what to do, instead of mixing it up with another cell."""
+    from sph_addon.core.solvers.grid_surface import WallCells
+
+    static = _tank()._walls_at(0.0).static()
+    with pytest.raises(ValueError, match="from the origin.*move the scene closer"):
+        WallCells()(static, np.array([[1 << 20, 0, 0]]), S)

@@ -19,7 +19,8 @@ What. Every substep, after the velocity stage (gravity, viscosity, surface tensi
    is left to the relaxation's wall terms and the collisions, as before);
 3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, no flux into solid; towards air p = 0 where
    the content crosses 1/2, between the cell centres: the ghost fluid's 1 / θ), by conjugate
-   gradients preconditioned by the diagonal, to ``TOLERANCE``; u -= ∇p on the faces between fluid and non-solid cells;
+   gradients preconditioned by the diagonal, to ``TOLERANCE``; u -= ∇p on the faces between fluid
+   and non-solid cells;
 4. each particle gains the velocity change of the faces around it (FLIP: the change, not the grid's
    velocity, so the grid adds no viscosity), weights renormalised over the faces that have one.
 
@@ -55,7 +56,7 @@ import math
 
 import numpy as np
 
-from .grid_surface import SURFACE_FILL, WallCells, surface_factor
+from .grid_surface import SURFACE_FILL, WallCells, face_sides, surface_factor
 
 # Off: the relaxation alone holds the liquid (the tests of the relaxation's own machinery use it).
 ENABLED = True
@@ -97,11 +98,7 @@ def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     cell (solved), and those between a fluid cell and a solid one (held at the solid's velocity)."""
     from .grid_projection_kernels import AIR, FLUID, SOLID
 
-    pad = [(0, 0)] * 3
-    pad[axis] = (1, 1)
-    k = np.pad(kind, pad, constant_values=AIR)
-    lo = k[tuple(slice(0, -1) if a == axis else slice(None) for a in range(3))]
-    hi = k[tuple(slice(1, None) if a == axis else slice(None) for a in range(3))]
+    lo, hi = face_sides(kind, axis, AIR)
     fluid = (lo == FLUID) | (hi == FLUID)
     solid = (lo == SOLID) | (hi == SOLID)
     return fluid & ~solid, fluid & solid
@@ -119,11 +116,8 @@ def _grown(mask: np.ndarray) -> np.ndarray:
 
 def _difference(a: np.ndarray, axis: int) -> np.ndarray:
     """The difference of a cell array across each face normal to ``axis`` (0 outside the grid)."""
-    pad = [(0, 0)] * 3
-    pad[axis] = (1, 1)
-    p = np.pad(a, pad)
-    return (p[tuple(slice(1, None) if b == axis else slice(None) for b in range(3))]
-            - p[tuple(slice(0, -1) if b == axis else slice(None) for b in range(3))])
+    lo, hi = face_sides(a, axis, 0.0)
+    return hi - lo
 
 
 class GridProjection:

@@ -41,10 +41,10 @@ THETA_MIN = 0.01
 _SUB = 4
 # The fewest weights a cell keeps beside walls (a cell whose centre lies well inside one).
 _REFERENCE_MIN = 0.05
-# Global cell indices are packed into one int64 key with this offset and stride (cells of a few
-# centimetres: ±500,000 cells reach ±10 km).
-_OFFSET = 1 << 19
-_STRIDE = 1 << 20
+# Global cell indices are packed into one int64 key, 21 bits a coordinate: ±1,048,576 cells from the
+# origin (±10 km at cells of a centimetre); beyond that ``WallCells`` refuses rather than mix cells.
+_OFFSET = 1 << 20
+_STRIDE = 1 << 21
 
 
 class WallCells:
@@ -64,6 +64,10 @@ class WallCells:
     def __call__(self, static, index: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
         """(distance (k,), m; reference (k,)) of the cells at global ``index`` (k,3), width ``d`` m,
         their centres at (index + 1/2) d; ``static``: the static colliders' ``Walls``."""
+        if len(index) and np.abs(index).max() >= _OFFSET:
+            raise ValueError(f"liquid {np.abs(index).max() * d:.4g} m from the origin along an axis: the grid "
+                             f"projection's cells reach {_OFFSET * d:.4g} m at this spacing; move the scene "
+                             "closer to the origin")
         key = ((index[:, 0] + _OFFSET) * _STRIDE + index[:, 1] + _OFFSET) * _STRIDE + index[:, 2] + _OFFSET
         at = np.searchsorted(self.keys, key)
         known = np.zeros(len(key), bool)
@@ -95,6 +99,16 @@ class WallCells:
         return out
 
 
+def face_sides(a: np.ndarray, axis: int, outside) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the cell array ``a`` on the low and on the high side of every face normal to
+    ``axis`` (arrays one longer along it), ``outside`` beyond the grid."""
+    pad = [(0, 0)] * 3
+    pad[axis] = (1, 1)
+    p = np.pad(a, pad, constant_values=outside)
+    return (p[tuple(slice(0, -1) if b == axis else slice(None) for b in range(3))],
+            p[tuple(slice(1, None) if b == axis else slice(None) for b in range(3))])
+
+
 def surface_factor(kind: np.ndarray, fill: np.ndarray, axis: int) -> np.ndarray:
     """1 / θ on the faces normal to ``axis`` between a fluid and an air cell, 1 elsewhere: θ the
     fraction of the way from the fluid cell's centre to the air cell's at which ``fill`` (the cells'
@@ -102,14 +116,11 @@ def surface_factor(kind: np.ndarray, fill: np.ndarray, axis: int) -> np.ndarray:
     Gibou et al. 2002, eq. 5; Enright et al. 2003), clipped below at ``THETA_MIN``."""
     from .grid_projection_kernels import AIR, FLUID
 
-    pad = [(0, 0)] * 3
-    pad[axis] = (1, 1)
-    k = np.pad(kind, pad, constant_values=AIR)
-    f = np.pad(fill, pad)
-    lo, hi = (tuple(s if a == axis else slice(None) for a in range(3)) for s in (slice(0, -1), slice(1, None)))
-    low_fluid = k[lo] == FLUID
-    inner = np.where(low_fluid, f[lo], f[hi])
-    outer = np.where(low_fluid, f[hi], f[lo])
-    surface = (low_fluid & (k[hi] == AIR)) | ((k[lo] == AIR) & (k[hi] == FLUID))
+    k_lo, k_hi = face_sides(kind, axis, AIR)
+    f_lo, f_hi = face_sides(fill, axis, 0.0)
+    low_fluid = k_lo == FLUID
+    inner = np.where(low_fluid, f_lo, f_hi)
+    outer = np.where(low_fluid, f_hi, f_lo)
+    surface = (low_fluid & (k_hi == AIR)) | ((k_lo == AIR) & (k_hi == FLUID))
     theta = (inner - SURFACE_FILL) / np.maximum(inner - outer, 1e-12)
     return np.where(surface, 1.0 / np.clip(theta, THETA_MIN, 1.0), 1.0)
