@@ -1,6 +1,6 @@
 """The main job inside Blender: bake a sample .blend headless and render a frame with Cycles.
 
-    .venv-bpy-4.5/bin/python scripts/demo_blender.py [--sample dam_break] [--frame 24] [--out out/demo]
+    .venv-bpy-5.2/bin/python scripts/demo_blender.py [--sample dam_break] [--frame 24] [--out out/demo]
 
 Copies ``sample_blends/<sample>.blend`` into the output folder, bakes it and
 meshes its surface with the farm command's code path (what ``blender --command

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Set up and run the test suite (what CI runs): ruff, the core tests (plain Python), then the
-# Blender tests once per supported Blender through the PyPI bpy module (4.2, 4.5, 5.0; one venv
-# each, no numba in them: the extension's bundled wheels provide it).
-# Extra arguments go to every pytest run; SPH_BLENDER_VERSIONS="4.5" limits the Blender runs.
+# Set up and run the test suite (what CI runs): ruff, the core tests on numpy 1.26 (Python 3.11)
+# and numpy 2 (Python 3.13), then the Blender tests through the PyPI bpy module, one venv per
+# Blender and no numba in them (the extension's bundled wheels provide it):
+#   the full Blender suite on SPH_BLENDER_VERSIONS (default: 4.2 LTS, 5.2 LTS),
+#   the smoke subset (pytest -m smoke: install, enable, bake a sample, replay a frame, render a
+#   Cycles frame, farm command, Alembic, a file saved by an older version) on SPH_BLENDER_SMOKE
+#   (default: 4.5 LTS, 5.0, 5.1, 5.3).
+# Extra arguments go to every pytest run. Each Blender's Python comes from its requirements file
+# (`# python:` line; scripts/setup_env.sh finds the interpreter).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+full_versions="${SPH_BLENDER_VERSIONS-4.2 5.2}"
+smoke_versions="${SPH_BLENDER_SMOKE-4.5 5.0 5.1 5.3}"
 "$root/scripts/setup_env.sh"
+"$root/scripts/setup_env.sh" .venv-numpy2 requirements-dev-numpy2.txt
 .venv/bin/python -m ruff check .
 .venv/bin/python scripts/fetch_wheels.py --platform linux-x64
+for version in $full_versions $smoke_versions; do
+  "$root/scripts/setup_env.sh" ".venv-bpy-$version" "requirements-blender-$version.txt"
+done
 
 failed=0
 run_pytest() {  # run_pytest LABEL PYTHON ARGS...: pytest's exit 5 (no tests) counts as a failure
@@ -26,10 +37,22 @@ run_pytest() {  # run_pytest LABEL PYTHON ARGS...: pytest's exit 5 (no tests) co
   if [ "$rc" -ne 0 ]; then failed=1; fi
 }
 
-run_pytest "core (Python $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])'))" \
-  .venv/bin/python tests/core "$@"
-for version in ${SPH_BLENDER_VERSIONS:-4.2 4.5 5.0}; do
-  "$root/scripts/setup_env.sh" ".venv-bpy-$version" "requirements-blender-$version.txt"
-  run_pytest "Blender $version (bpy)" ".venv-bpy-$version/bin/python" tests/blender "$@"
+python_version() { "$1" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)'; }
+run_pytest "core (Python $(python_version .venv/bin/python))" .venv/bin/python tests/core "$@"
+run_pytest "core (Python $(python_version .venv-numpy2/bin/python))" .venv-numpy2/bin/python tests/core "$@"
+
+# The Alembic files one Blender writes are read by another (the oldest and the newest tested).
+all_versions=($full_versions $smoke_versions)
+oldest="$(printf '%s\n' "${all_versions[@]}" | sort -V | head -n1)"
+newest="$(printf '%s\n' "${all_versions[@]}" | sort -V | tail -n1)"
+for version in $full_versions $smoke_versions; do
+  reader="$oldest"
+  [ "$version" = "$oldest" ] && reader="$newest"
+  export SPH_OTHER_BLENDER_PYTHON="$root/.venv-bpy-$reader/bin/python"
+  if [[ " $full_versions " == *" $version "* ]]; then
+    run_pytest "Blender $version (bpy)" ".venv-bpy-$version/bin/python" tests/blender "$@"
+  else
+    run_pytest "Blender $version (bpy, smoke)" ".venv-bpy-$version/bin/python" tests/blender -m smoke "$@"
+  fi
 done
 exit "$failed"

@@ -47,7 +47,7 @@ from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
 from ..core.solvers import SOLVERS
 from ..core.sources import SOURCES
 from ..core.surface.settings import SURFACE_PARAMETERS
-from . import migrate, replay
+from . import compat, migrate, replay
 
 ROLES = (
     ("NONE", "None", "Not part of the simulation"),
@@ -60,9 +60,7 @@ ROLES = (
                            "must enclose a volume"),
 )
 
-# 4.2 fails registration on this option (BLENDER_NOTES.md section 7); 4.5+ lets `//` paths
-# survive "Make Paths Relative/Absolute".
-_PATH_KW = {"options": {'PATH_SUPPORTS_BLEND_RELATIVE'}} if bpy.app.version >= (4, 5, 0) else {}
+_PATH_KW = compat.PATH_PROPERTY_OPTIONS
 
 _FLOAT_UNITS = {"m": 'LENGTH', "rad": 'ROTATION', "s": 'TIME'}
 _VECTOR_SUBTYPES = {"m/s": 'VELOCITY', "m/s^2": 'ACCELERATION', "m": 'TRANSLATION', "rad": 'EULER'}

@@ -66,7 +66,7 @@ from ..core.cache import CacheDir
 from ..core.errors import InputError
 from ..core.jsonfile import read_json
 from ..core.plyio import PlyError, read_ply
-from . import liquid_materials
+from . import compat, liquid_materials
 from .replay_nodes import (
     FIRST,
     KINDS,
@@ -406,7 +406,7 @@ def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
 
 def _set_input(ob: bpy.types.Object, name: str, value) -> None:
     mod = _replay_modifier(ob)
-    mod[_socket_identifier(mod.node_group, name)] = value
+    compat.set_modifier_input(mod, _socket_identifier(mod.node_group, name), value)
 
 
 def _get_input(ob: bpy.types.Object, name: str):
@@ -414,11 +414,11 @@ def _get_input(ob: bpy.types.Object, name: str):
     if mod is None or mod.node_group is None:
         return None
     ident = _socket_identifier(mod.node_group, name)
-    return mod.get(ident) if ident else None
+    return compat.get_modifier_input(mod, ident) if ident else None
 
 
 def _socket_identifier(group: bpy.types.NodeTree, name: str) -> str | None:
-    """Modifier inputs are ID properties keyed by the socket identifier ("Socket_2"), not the name."""
+    """Modifier inputs are keyed by the socket identifier ("Socket_2"), not the name."""
     for item in group.interface.items_tree:
         if item.item_type == 'SOCKET' and item.in_out == 'INPUT' and item.name == name:
             return item.identifier

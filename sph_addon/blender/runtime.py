@@ -13,6 +13,7 @@ readable error instead of a traceback.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -90,8 +91,20 @@ def _use_private_copy() -> Path | None:
     return path
 
 
+def refuse_unsupported_platform() -> None:
+    """Raise one sentence when neither the bundled wheels nor the environment give this Blender a numba.
+
+    Blender shows a ``register()`` error to the artist who enabled the extension: this is what
+    an Intel Mac, an ARM Linux or a Blender with another Python reads, instead of a traceback
+    from the first bake's ``import numba``.
+    """
+    reason = private_wheels.unsupported_reason(EXTENSION_DIR)
+    if reason is not None and importlib.util.find_spec("numba") is None:
+        raise NumbaUnavailable(reason)
+
+
 def register():
-    pass
+    refuse_unsupported_platform()
 
 
 def unregister():

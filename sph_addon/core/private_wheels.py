@@ -111,6 +111,43 @@ def select_wheels(extension_dir: str | os.PathLike, python: str = "", system: st
     return [best[name][1] for name in PACKAGES]
 
 
+# Blender's platform names (manifest ``platforms``) for the (sys.platform, machine) pairs it runs on.
+# Machines are spelled one way per architecture first (Windows says AMD64, Linux aarch64).
+_BLENDER_PLATFORMS = {("linux", "x86_64"): "linux-x64", ("linux", "arm64"): "linux-arm64",
+                      ("win32", "x86_64"): "windows-x64", ("win32", "arm64"): "windows-arm64",
+                      ("darwin", "arm64"): "macos-arm64", ("darwin", "x86_64"): "macos-x64"}
+_ARCH = {"amd64": "x86_64", "aarch64": "arm64"}
+
+
+def unsupported_reason(extension_dir: str | os.PathLike, python: str = "", system: str = sys.platform,
+                       machine: str = "") -> str | None:
+    """None when the bundled wheels cover this interpreter and platform; else one sentence saying so.
+
+    What the extension covers is read from the manifest (``platforms`` and the Python tags of its
+    ``wheels``), so the sentence follows the build. Whether numba is importable some other way is
+    the caller's to ask: this reads files only.
+    """
+    if select_wheels(extension_dir, python, system, machine) is not None:
+        return None
+    try:
+        with (Path(extension_dir) / "blender_manifest.toml").open("rb") as fh:
+            manifest = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        manifest = {}
+    pythons = sorted({part.removeprefix("cp") for entry in manifest.get("wheels", [])
+                      for part in Path(entry).name.split("-")[2:3] if part.startswith("cp")})
+    machine = (machine or platform.machine()).lower()
+    here = _BLENDER_PLATFORMS.get(("linux" if system.startswith("linux") else system, _ARCH.get(machine, machine)),
+                                  f"{system} {machine}")
+    python = (python or python_tag()).removeprefix("cp")
+    covered = ", ".join(manifest.get("platforms", [])) or "no platform"
+    with_pythons = " and ".join(f"{p[0]}.{p[1:]}" for p in pythons) or "no Python"
+    return (f"SPH Fluids cannot run in this Blender: numba, which it needs, is bundled for {covered} with Python "
+            f"{with_pythons} (Blender 4.2 to 5.0 run 3.11, 5.1 and later 3.13), not for {here} with Python "
+            f"{python[0]}.{python[1:]}; install the extension's zip for this platform, or use a supported "
+            "platform and Blender.")
+
+
 def copy_name(wheels: list[Path]) -> str:
     """``numba-0.68.1+llvmlite-0.50.0-cp311``: names, versions and the interpreter tag of the wheels."""
     parts = [p.name.split("-") for p in wheels]

@@ -101,6 +101,7 @@ def main(argv: list[str]) -> int:
     if job.get("render"):
         report["render"] = _render(bpy, job["render"])
     report["addon_modules"] = sorted(m for m in sys.modules if "sph_addon" in m)
+    report["blender"] = bpy.app.version_string
     print(json.dumps(report))
     shutil.rmtree(user_dir, ignore_errors=True)
     return 0

@@ -17,6 +17,8 @@ from conftest import python_for_subprocess
 
 FRAMES = 4
 CHILD = Path(__file__).with_name("alembic_child.py")
+# Another Blender's interpreter (scripts/test.sh names the oldest or the newest it tests).
+OTHER_BLENDER = os.environ.get("SPH_OTHER_BLENDER_PYTHON", "")
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +53,12 @@ def _counts(ext, cache: Path, kind: str) -> dict[int, int]:
     return {k: len(read_ply(cache / kind / f"{kind}_{k:04d}.ply").vertices) for k in range(1, FRAMES + 1)}
 
 
-def _read_in_fresh_blender(tmp_path: Path, files, render=None) -> dict:
+def _read_in_fresh_blender(tmp_path: Path, files, render=None, python: str = "") -> dict:
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"files": [str(f) for f in files], "render": render}))
     env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
-    r = subprocess.run([python_for_subprocess(), str(CHILD), str(job)], capture_output=True, text=True, env=env,
-                       timeout=600)
+    r = subprocess.run([python or python_for_subprocess(), str(CHILD), str(job)], capture_output=True, text=True,
+                       env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["addon_modules"] == [], "the reader must not have the add-on"
@@ -74,6 +76,7 @@ def _state(scene) -> tuple:
             {ob.name: (ob.hide_render, ob.hide_get(), ob.hide_select) for ob in bpy.data.objects})
 
 
+@pytest.mark.smoke
 def test_export_reads_back_per_frame_and_renders_without_the_addon(ext, tank, tmp_path):
     scene = bpy.context.scene
     # The artist's state: another object selected and active, some frame, the particles hidden in renders.
@@ -151,6 +154,7 @@ def test_errors_name_the_domain(ext, tank, tmp_path):
     assert not (tmp_path / "empty").exists()
 
 
+@pytest.mark.smoke
 def test_farm_command_writes_alembic(ext, baked, tmp_path):
     cli = ext.sub("cli_command")
     out = tmp_path / "farm.abc"
@@ -168,3 +172,20 @@ def test_farm_command_writes_alembic(ext, baked, tmp_path):
     surface = _counts(ext, cache, "surface")
     assert {k: read["frames"][str(k)]["Tank_Surface"]["vertices"] for k in (2, 3)} == {2: surface[2], 3: surface[3]}
     bpy.ops.wm.read_homefile(use_empty=True)
+
+
+@pytest.mark.smoke
+@pytest.mark.skipif(not OTHER_BLENDER, reason="SPH_OTHER_BLENDER_PYTHON names no other Blender (scripts/test.sh sets it)")
+def test_another_blender_version_reads_the_export(ext, tank, tmp_path):
+    """What a studio does across versions: bake and export in one Blender, import the Alembic in another."""
+    out = tmp_path / "across.abc"
+    assert bpy.ops.sph.export_alembic(filepath=str(out), particles=True) == {'FINISHED'}
+    report = _read_in_fresh_blender(tmp_path, [out], python=OTHER_BLENDER)
+    read = report["files"][str(out)]
+    cache = ext.sub("export").cache_dir(tank)
+    surface, particles = _counts(ext, cache, "surface"), _counts(ext, cache, "particles")
+    assert read["frame_range"] == [1, FRAMES]
+    for k in range(1, FRAMES + 1):
+        shown = read["frames"][str(k)]
+        assert (shown["Tank_Surface"]["vertices"], shown["Tank_Particles"]["vertices"]) == (surface[k], particles[k]), k
+    print(f"alembic: written by Blender {bpy.app.version_string}, read by Blender {report['blender']}")

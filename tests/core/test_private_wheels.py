@@ -181,3 +181,20 @@ def test_an_unwritable_folder_fails_with_its_name(tmp_path):
         private_wheels.publish(_pair(tmp_path / "w"), blocker / "runtime")
     assert str(blocker) in str(err.value)
     assert private_wheels._HELD == {}
+
+
+def test_an_unsupported_platform_or_python_gets_one_sentence_naming_what_is_covered(tmp_path):
+    ext = tmp_path / "ext"
+    (ext / "wheels").mkdir(parents=True)
+    made = [_wheel(ext / "wheels", n, v, py) for n, v in (("numba", "9.1"), ("llvmlite", "8.1"))
+            for py in ("cp311", "cp313")]
+    listed = "".join(f'  "./wheels/{p.name}",\n' for p in made)
+    (ext / "blender_manifest.toml").write_text(f'platforms = ["linux-x64", "macos-arm64"]\nwheels = [\n{listed}]\n')
+
+    assert private_wheels.unsupported_reason(ext, "cp313", "linux", "x86_64") is None
+    intel_mac = private_wheels.unsupported_reason(ext, "cp313", "darwin", "x86_64")
+    assert "not for macos-x64 with Python 3.13" in intel_mac
+    assert "bundled for linux-x64, macos-arm64 with Python 3.11 and 3.13" in intel_mac
+    assert intel_mac.count(". ") == 0 and intel_mac.endswith(".") and "\n" not in intel_mac, "one sentence"
+    assert "not for linux-x64 with Python 3.12" in private_wheels.unsupported_reason(ext, "cp312", "linux", "x86_64")
+    assert "windows-arm64" in private_wheels.unsupported_reason(ext, "cp311", "win32", "ARM64")
