@@ -175,7 +175,7 @@ def test_farm_command_writes_alembic(ext, baked, tmp_path):
 
 
 @pytest.mark.smoke
-@pytest.mark.skipif(not OTHER_BLENDER, reason="SPH_OTHER_BLENDER_PYTHON names no other Blender (scripts/test.sh sets it)")
+@pytest.mark.skipif(not OTHER_BLENDER, reason="SPH_OTHER_BLENDER_PYTHON names no other Blender (test.sh sets it)")
 def test_another_blender_version_reads_the_export(ext, tank, tmp_path):
     """What a studio does across versions: bake and export in one Blender, import the Alembic in another."""
     out = tmp_path / "across.abc"
