@@ -94,7 +94,12 @@ class BlowUpWatch:
     def energies(self, x: np.ndarray, v: np.ndarray, material: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n,) mechanical energy m (|v|²/2 - g·x), J, and (n,) masses, kg, of the particles."""
         m = particle_masses(self.densities, material, self.scene.particle_spacing)
-        return m * (0.5 * np.einsum("ij,ij->i", v, v) - np.einsum("ij,j->i", x, self.gravity)), m
+        # Written out, not einsum: its summation order varies with numpy's version and SIMD
+        # dispatch, and the budget is saved in checkpoints that must not depend on either.
+        g = self.gravity
+        v2 = v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2]
+        gx = x[:, 0] * g[0] + x[:, 1] * g[1] + x[:, 2] * g[2]
+        return m * (0.5 * v2 - gx), m
 
     def check_travel(self, frame: int, v: np.ndarray, dt: float, substeps: int, fixed: bool) -> None:
         """Refuse a frame whose fastest particle would cross more than MAX_TRAVEL support radii per substep."""
@@ -122,15 +127,16 @@ class BlowUpWatch:
         """
         e, m = self.energies(x, v, material)
         born = ids >= self.seen_id
+        # math.fsum rounds the exact sum once: the same budget whatever order numpy would sum in.
         if self.budget is None:
-            self.budget = float(e.sum())
+            self.budget = math.fsum(e)
             height = self._height(x)
             self.scale_per_kg = max(float(np.linalg.norm(self.gravity)) * height, MIN_SPECIFIC_ENERGY)
         else:
-            self.budget += float(e[born].sum()) + nozzle_lift * float(m[born].sum()) + collider_work
+            self.budget += math.fsum(e[born]) + nozzle_lift * math.fsum(m[born]) + collider_work
         self.seen_id = int(next_id)
-        total = float(e.sum())
-        scale = self.scale_per_kg * float(m.sum())
+        total = math.fsum(e)
+        scale = self.scale_per_kg * math.fsum(m)
         if self.energy_check and total - self.budget > scale:
             raise SimulationError(frame, f"the particles' energy grew to {total:.3g} J, {total - self.budget:.3g} J "
                                          f"more than the start, the sources and the moving colliders supplied "

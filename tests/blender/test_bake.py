@@ -71,6 +71,7 @@ def no_replay_leak(empty_file):
     bpy.ops.wm.read_homefile(use_empty=True)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_leak):
     _open_sample(name, tmp_path)
@@ -91,6 +92,7 @@ def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_
             assert used == domain.active_material
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_bakes_with_farm_command(ext, tmp_path, name, no_replay_leak):
     cli = ext.sub("cli_command")
@@ -465,6 +467,7 @@ def test_particle_estimate_matches_the_fill(ext, tmp_path, no_replay_leak):
     assert np.isfinite(mib)
 
 
+@pytest.mark.smoke
 def test_baked_sample_renders_the_liquid(ext, tmp_path, no_replay_leak):
     """A Cycles render of a baked frame differs from the same frame with the liquid hidden, where the liquid is.
 

@@ -5,6 +5,8 @@ Geometry Nodes modifier inputs (ID properties up to 5.1, RNA structs from 5.2), 
 import bpy
 import pytest
 
+pytestmark = pytest.mark.smoke
+
 
 @pytest.fixture
 def modifier(empty_file):

@@ -72,6 +72,7 @@ def _exported(ext, tmp_path) -> dict:
 
 # ---------------------------------------------------------------------------- old files
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_old_layout_file_exports_the_same_materials(ext, tmp_path, empty_file, name):
     """Upgraded on load: the same model, preset and overrides as the old add-on exported."""

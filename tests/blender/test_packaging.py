@@ -80,6 +80,7 @@ def _validate(path: Path, capsys) -> None:
     assert rc == 0, f"validating {path} failed:\n{out.out}\n{out.err}"
 
 
+@pytest.mark.smoke
 def test_manifest_validates(capsys):
     _validate(ROOT, capsys)
 
@@ -136,6 +137,7 @@ def _child_result(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(lines[-1][len(marker):])
 
 
+@pytest.mark.smoke
 def test_zip_installs_enables_and_unregisters_cleanly(linux_zip, tmp_path):
     user_dir = tmp_path / "user"
     user_dir.mkdir()

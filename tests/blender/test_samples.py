@@ -17,6 +17,7 @@ from conftest import ADDON_MODULE, ROOT
 SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps")
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_opens_without_notes_and_keeps_the_preset_look(ext, tmp_path, empty_file, caplog, name):
     path = tmp_path / f"{name}.blend"

@@ -1,6 +1,10 @@
 import os
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.smoke
+
 
 def test_enables_and_imports_numba_from_a_private_copy_of_the_wheels(ext):
     runtime = ext.sub("runtime")
