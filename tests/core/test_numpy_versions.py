@@ -32,7 +32,7 @@ def _files(cache: Path) -> dict[str, bytes]:
             for p in sorted((cache / kind).iterdir())}
 
 
-@pytest.mark.skipif(not OTHER, reason="SPH_OTHER_CORE_PYTHON names no second environment (the numpy 2 run of scripts/test.sh does)")
+@pytest.mark.skipif(not OTHER, reason="SPH_OTHER_CORE_PYTHON names no other environment (set in test.sh's numpy 2 run)")
 def test_sample_scenes_bake_and_mesh_to_the_same_bytes_on_numpy_1_and_2(tmp_path):
     other_numpy = _numpy_of(OTHER)
     assert other_numpy.split(".")[0] != np.__version__.split(".")[0], \
