@@ -20,8 +20,13 @@ class EnableError(RuntimeError):
     pass
 
 
-def start(user_dir: str | os.PathLike, repo_module: str = "sphdev"):
-    """Import bpy with an isolated user directory and enable the checkout; return (bpy, add-on module name)."""
+def start(user_dir: str | os.PathLike, repo_module: str = "sphdev", repo_dir: str | os.PathLike | None = None):
+    """Import bpy with an isolated user directory and enable the checkout; return (bpy, add-on module name).
+
+    ``repo_dir`` (default: inside ``user_dir``) holds the link to the checkout that Blender imports
+    the extension through. numba keys its cache by the source files' paths, so sessions that give
+    the same ``repo_dir`` and ``NUMBA_CACHE_DIR`` reuse each other's compiled kernels.
+    """
     user_dir = Path(user_dir)
     user_dir.mkdir(parents=True, exist_ok=True)
     os.environ["BLENDER_USER_RESOURCES"] = str(user_dir)
@@ -32,11 +37,14 @@ def start(user_dir: str | os.PathLike, repo_module: str = "sphdev"):
 
     if not any((ROOT / "wheels").glob("numba-*.whl")):
         raise EnableError("wheels/ holds no numba wheel: run scripts/fetch_wheels.py --platform linux-x64")
-    repo_dir = user_dir / "dev_repo"
-    repo_dir.mkdir(exist_ok=True)
+    repo_dir = Path(repo_dir) if repo_dir is not None else user_dir / "dev_repo"
+    repo_dir.mkdir(parents=True, exist_ok=True)
     link = repo_dir / "sph_addon"
     if not link.is_symlink():
-        link.symlink_to(ROOT, target_is_directory=True)
+        try:
+            link.symlink_to(ROOT, target_is_directory=True)
+        except FileExistsError:  # another session made it first
+            pass
     prefs = bpy.context.preferences.extensions
     if not any(r.module == repo_module for r in prefs.repos):
         prefs.repos.new(name="SPH checkout", module=repo_module, custom_directory=str(repo_dir), source='USER')

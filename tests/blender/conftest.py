@@ -8,6 +8,7 @@ Blender enables any extension, which installs the bundled numba/llvmlite wheels
 (these venvs have no numba of their own, so the wheels are what the tests use).
 """
 
+import hashlib
 import importlib
 import os
 import shutil
@@ -30,13 +31,17 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import blender_session  # noqa: E402
 
 REPO_MODULE = "sphdev"
+# Outside the checkout (a link inside it to itself would be a cycle for whatever walks it), one per checkout.
+DEV_REPO = Path(tempfile.gettempdir()) / f"sph_bpy_dev_repo_{hashlib.sha1(str(ROOT).encode()).hexdigest()[:12]}"
 ADDON_MODULE = f"bl_ext.{REPO_MODULE}.sph_addon"
 BLENDER = bpy.app.version[:2]
 
 
 def _enable_from_checkout() -> None:
     try:
-        blender_session.start(USER_DIR, REPO_MODULE)
+        # A link to the checkout at a fixed place: every suite imports the extension from the same
+        # paths, so suites of one Python share a NUMBA_CACHE_DIR's kernels (scripts/test.sh).
+        blender_session.start(USER_DIR, REPO_MODULE, repo_dir=DEV_REPO)
     except blender_session.EnableError as exc:
         pytest.exit(str(exc), 1)
 
