@@ -31,15 +31,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(out / "upgrade.blend"))
-    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0, 0, 0.15))
-    bpy.context.object.name = "Water"
-    bpy.context.object.sph.role = 'FLUID'
-    bpy.ops.mesh.primitive_cube_add(size=0.6, location=(0, 0, 0.3))
-    tank = bpy.context.object
-    tank.name = "Tank"
-    tank.sph.role = 'DOMAIN'
-    tank.sph.domain.particle_spacing = 0.04
-    tank.sph.domain.frame_end = 3
+    from water_scene import water_in_tank  # beside this script; imports bpy, so after start()
+
+    water_in_tank(0.2, 0.15, 0.6, 0.3, spacing=0.04, frame_end=3)
     assert bpy.ops.sph.bake() == {'FINISHED'}
     bpy.ops.wm.save_mainfile()
     (out / "sph_cache" / ".sph_lock").unlink(missing_ok=True)

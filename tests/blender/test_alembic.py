@@ -14,6 +14,7 @@ from pathlib import Path
 import bpy
 import pytest
 from conftest import python_for_subprocess
+from water_scene import water_in_tank
 
 FRAMES = 4
 CHILD = Path(__file__).with_name("alembic_child.py")
@@ -27,15 +28,7 @@ def baked(ext, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("alembic")
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(root / "tank.blend"))
-    bpy.ops.mesh.primitive_cube_add(size=0.3, location=(0, 0, 0.5))
-    bpy.context.object.name = "Water"
-    bpy.context.object.sph.role = 'FLUID'
-    bpy.ops.mesh.primitive_cube_add(size=1, location=(0, 0, 0.5))
-    tank = bpy.context.object
-    tank.name = "Tank"
-    tank.sph.role = 'DOMAIN'
-    tank.sph.domain.particle_spacing = 0.03
-    tank.sph.domain.frame_end = FRAMES
+    water_in_tank(0.3, 0.5, 1.0, 0.5, spacing=0.03, frame_end=FRAMES)
     assert bpy.ops.sph.bake() == {'FINISHED'}
     bpy.ops.wm.save_mainfile()
     return root / "tank.blend"
