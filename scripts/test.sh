@@ -54,7 +54,8 @@ newest="$(printf '%s\n' "${all_versions[@]}" | sort -V | tail -n1)"
 for version in $full_versions $smoke_versions; do
   reader="$oldest"
   [ "$version" = "$oldest" ] && reader="$newest"
-  export SPH_OTHER_BLENDER_PYTHON="$root/.venv-bpy-$reader/bin/python"
+  if [ "$reader" = "$version" ]; then unset SPH_OTHER_BLENDER_PYTHON  # one Blender: no other to read with
+  else export SPH_OTHER_BLENDER_PYTHON="$root/.venv-bpy-$reader/bin/python"; fi
   if [[ " $full_versions " == *" $version "* ]]; then
     run_pytest "Blender $version (bpy)" ".venv-bpy-$version/bin/python" tests/blender "$@"
   else
