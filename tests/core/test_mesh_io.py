@@ -110,13 +110,15 @@ def _in_polygon(poly, pts) -> np.ndarray:
 def _write_polygon(path, corners3, fmt):
     n = len(corners3)
     if fmt == "obj":
-        path.write_text("".join(f"v {x!r} {y!r} {z!r}\n" for x, y, z in corners3)
+        path.write_text("".join(f"v {float(x)!r} {float(y)!r} {float(z)!r}\n" for x, y, z in corners3)
                         + "f " + " ".join(str(k + 1) for k in range(n)) + "\n")
         return
     head = (f"ply\nformat {fmt} 1.0\nelement vertex {n}\nproperty double x\nproperty double y\n"
             f"property double z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n").encode()
     if fmt == "ascii":
-        body = "".join(f"{x!r} {y!r} {z!r}\n" for x, y, z in corners3) + f"{n} " + " ".join(map(str, range(n)))
+        # float(): numpy 2 writes a scalar's repr as "np.float64(0.42)".
+        rows = "".join(f"{float(x)!r} {float(y)!r} {float(z)!r}\n" for x, y, z in corners3)
+        body = rows + f"{n} " + " ".join(map(str, range(n)))
         path.write_bytes(head + body.encode() + b"\n")
     else:
         corners = np.asarray(corners3, "<f8").tobytes()
