@@ -25,7 +25,7 @@ from typing import Any
 from .ages import MANIFEST_KEY as BIRTHS_KEY
 from .ages import Births
 from .atomic import write_json
-from .cache import CacheDir
+from .cache import CacheDir, refuse_links
 from .cache_checks import check_checkpoint
 from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
@@ -121,10 +121,7 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
     check_unlocked(root)  # "busy, by whom" says more than "already holds a bake"; bake() locks for real
-    for folder in ("particles", "surface", "state", "sdf"):
-        if (root / folder).is_symlink():
-            raise InputError(str(root / folder), "is a symbolic link: the cache's folders must be real folders "
-                                                 "inside it (point --out at the other disk instead)")
+    refuse_links(root)
     if resume:
         state = cache.summary()
         if not state.baked:
