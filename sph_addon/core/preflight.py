@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import config
 from .blowup import MAX_TRAVEL
 from .durations import format_long_duration
 from .errors import InputError
@@ -190,9 +189,6 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
             seen.add(text)
             where = f"{item}{suffix}"
             vertices, triangles = load_mesh(resolve_mesh_path(scene.base_dir, text), where)
-            if not np.isfinite(vertices).all() or np.abs(vertices).max() > config.MAX_MAGNITUDE:
-                raise InputError(where, f"{text}: the mesh has NaN, infinite or absurd (beyond "
-                                        f"{config.MAX_MAGNITUDE:g} m) vertex coordinates; fix the mesh")
             dims, need = check_grid_budget(vertices, triangles, settings, budget, item, text, reach=reach)
             if need > largest_bytes:
                 largest, largest_bytes = dims, need

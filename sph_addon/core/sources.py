@@ -190,10 +190,8 @@ def estimate_count(kind: str, p: dict, spacing: float, duration: float, base_dir
         from .colliders.mesh_io import load_mesh
 
         vertices, _ = load_mesh(resolve_mesh_path(base_dir, p["path"]), f"{where}.path")
-        if not np.isfinite(vertices).all():
-            raise InputError(f"{where}.path", "the mesh has NaN or infinite vertex coordinates")
-        extent = np.ptp(vertices, axis=0) if len(vertices) else np.zeros(3)
-        return int(np.prod(np.floor(extent / spacing + 1e-9) + 1))
+        extent = np.ptp(vertices, axis=0)  # finite and bounded (mesh_io.check_coordinates)
+        return math.prod(int(e / spacing + 1e-9) + 1 for e in extent)
     if kind == "box":
         return count_box(p["min"], p["max"], spacing)
     if kind == "sphere":

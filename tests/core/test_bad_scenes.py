@@ -5,6 +5,7 @@ Run in-process (``conftest.run_main``): no case here reaches the simulation.
 """
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -86,6 +87,21 @@ CASES = [
     ("ply-nan-vertex", _mesh_collider("m.ply"),
      {"m.ply": _PLY_HEAD + b"element vertex 3\n" + _TRIANGLE + b"element face 1\n"
       b"property list uchar int vertex_indices\nend_header\nnan 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"}, "NaN"),
+    # One guard of mesh coordinates for every reader: a source box scaled to 1e300 m overflowed the
+    # particle estimate (OverflowError).
+    ("mesh-source-1e300", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
+     {"m.ply": _PLY_HEAD + b"element vertex 3\n" + _TRIANGLE + b"element face 1\n"
+      b"property list uchar int vertex_indices\nend_header\n0 0 0\n1e300 0 0\n0 1e300 0\n3 0 1 2\n"},
+     "sources[0].path: m.ply: the mesh has NaN, infinite or absurd (beyond 1e+12 m) vertex coordinates"),
+    # A NUL byte in a path, as a collider (ValueError: embedded null byte) and as a source.
+    ("collider-path-nul", _mesh_collider("m\x00.ply"), {}, "colliders[0].path: the path contains a NUL character"),
+    ("source-path-nul", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m\x00.ply"}]), {},
+     "sources[0].path: the path contains a NUL character"),
+    # An infinite corner of a quad printed numpy's RuntimeWarnings before the error line.
+    ("ply-quad-inf-vertex", _mesh_collider("m.ply"),
+     {"m.ply": _PLY_HEAD + b"element vertex 4\n" + _TRIANGLE + b"element face 1\n"
+      b"property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n1 1 inf\n0 1 0\n4 0 1 2 3\n"},
+     "colliders[0].path: m.ply: the mesh has NaN, infinite or absurd"),
     ("ply-source-count-not-a-number", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
      {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"}, "sources[0].path: "),
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
@@ -119,7 +135,10 @@ def test_validate_and_bake_refuse_with_one_sentence(tmp_path, content, files, ex
     before = sorted(tmp_path.iterdir())
     out = tmp_path / "out"
     for args in (("validate", scene), ("bake", scene, "--out", out, "--quiet")):
-        code, stdout, stderr = run_main(*args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code, stdout, stderr = run_main(*args)
+        assert not caught, f"the error line only, no warnings: {[str(w.message) for w in caught]}"
         assert code == 2, (args[0], stdout, stderr)
         assert expected in stderr, stderr
         assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("error: "), stderr
