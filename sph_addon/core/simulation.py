@@ -31,15 +31,15 @@ import numpy as np
 from . import config
 from .array_kernels import bounds
 from .blowup import BlowUpWatch, collider_work
-from .colliders import COLLIDERS, BuildContext, Collider, Shape
+from .colliders import COLLIDERS, Collider, Shape
 from .colliders.motion import motion_from_scene
-from .colliders.reach import scene_reach
+from .colliders.reach import scene_build_context
 from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
-from .outflows import build_outflows, inside_outflows
+from .outflows import inside_outflows, scene_outflows
 from .scene import Scene
 from .solvers import SOLVERS
 from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
@@ -121,9 +121,7 @@ class Simulation:
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
-        self.outflows = build_outflows(scene.outflows, BuildContext(
-            base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
-            sdf_cache=self.sdf_cache), scene.frame_start, reach=lambda motion: scene_reach(scene, motion))
+        self.outflows = scene_outflows(scene, self.sdf_cache)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -186,10 +184,7 @@ class Simulation:
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
         ctype = COLLIDERS[kind]
         motion = motion_from_scene(p, self.scene.frame_start)
-        reach = scene_reach(self.scene, motion)  # mesh grids are clipped to it
-        ctx = BuildContext(base_dir=self.scene.base_dir, where=f"colliders[{k}]", spacing=self.spacing,
-                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache,
-                           reach=reach)
+        ctx = scene_build_context(self.scene, f"colliders[{k}]", p, self.sdf_cache)
         shape = self._timed_build(ctype.build, p, ctx)
         rebuild = None
         if ctype.deforming(p):

@@ -102,6 +102,15 @@ CASES = [
      {"m.ply": _PLY_HEAD + b"element vertex 4\n" + _TRIANGLE + b"element face 1\n"
       b"property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n1 1 inf\n0 1 0\n4 0 1 2 3\n"},
      "colliders[0].path: m.ply: the mesh has NaN, infinite or absurd"),
+    # Checks validate made apart from the bake: both now run preflight.check_bake.
+    ("inflow-keyed-at-1000-m/s", scene_dict(sources=[{
+        "type": "inflow", "material": "water", "center": [0.2, 0.2, 0.5], "radius": 0.05,
+        "keyframes": [{"frame": 1, "velocity": [0, 0, -1]}, {"frame": 2, "velocity": [0, 0, -1000]}]}]), {},
+     "sources[0].keyframes[1].velocity: 1e+03 m/s is above simulation.max_speed"),
+    ("open-mesh-collider", scene_dict(colliders=[{"type": "mesh", "path": "m.ply", "position": [3, 3, 3]}]),
+     {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "colliders[0].path: m.ply: the mesh encloses no volume"),
+    ("open-mesh-outflow", scene_dict(outflows=[{"type": "mesh", "path": "m.ply", "position": [3, 3, 3]}]),
+     {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "outflows[0].path: m.ply: the mesh encloses no volume"),
     ("ply-source-count-not-a-number", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
      {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"}, "sources[0].path: "),
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
@@ -144,6 +153,19 @@ def test_validate_and_bake_refuse_with_one_sentence(tmp_path, content, files, ex
         assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("error: "), stderr
         assert len(stderr) < 600, "one sentence, not a dump of the input"
     assert sorted(tmp_path.iterdir()) == before, "nothing may be written for bad input"
+
+
+def test_validate_and_bake_agree_on_a_frame_range_override(write_scene):
+    """A scene whose own range is invalid: both refuse it as it is, both take it with --frames."""
+    scene = write_scene(scene_dict(frame_start=5, frame_end=2))
+    out = scene.parent / "out"
+    for args in (("validate", scene), ("bake", scene, "--out", out, "--quiet")):
+        code, _, err = run_main(*args)
+        assert code == 2 and "frame_end: must not be before frame_start" in err, (args, err)
+    for args in (("validate", scene, "--frames", "1-2"), ("bake", scene, "--out", out, "--frames", "1-2", "--quiet")):
+        code, stdout, err = run_main(*args)
+        assert code == 0, (args, err)
+    assert "frames 1-2" in run_main("validate", scene, "--frames", "1-2")[1]
 
 
 def test_frames_with_negative_numbers_are_one_sentence(tmp_path, write_scene):
