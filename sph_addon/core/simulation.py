@@ -302,20 +302,34 @@ class Simulation:
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
         poses0 = [c.transform(f0) for c in self.colliders]
         poses1 = [c.transform(f1) for c in self.colliders]
-        # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
-        touched = np.zeros(len(x), bool) if len(self.colliders) > 1 else None
+        several = len(self.colliders) > 1
+        # Every collider resolves its contacts from the positions the models left (response.collide):
+        # the result does not depend on the colliders' order. One collider needs no copy.
+        x0 = x.copy() if several else x
+        if several:
+            shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
+            hits = np.zeros(len(x), np.int64)
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
-            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
+            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             self._add_contact(k, x, self._dv, t1)
-            if touched is not None:
-                touched |= (self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0)
-        if touched is not None and touched.any():
-            from .colliders.overlaps import separate
+            if several:
+                moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
+                shift[moved] += x[moved] - x0[moved]
+                hits[moved] += 1
+        if several:
+            # A particle in contact with several colliders takes every one's displacement (a corner
+            # between a floor and a wall: up and away); x holds the last one's alone.
+            both = np.flatnonzero(hits > 1)
+            x[both] = x0[both] + shift[both]
+            # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
+            touched = np.flatnonzero(hits)
+            if len(touched):
+                from .colliders.overlaps import separate
 
-            self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
-                                       np.flatnonzero(touched), self.radius, dt, self._add_contact)
+                self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
+                                           touched, self.radius, dt, self._add_contact)
         if idx is not None:
             st.x[idx] = x
 
