@@ -456,7 +456,7 @@ class Simulation:
         lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
                                                          default=0.0)
         self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,
-                               self.count if substeps else None)
+                               self.count if substeps else None, self.ns)
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""

@@ -111,6 +111,11 @@ CASES = [
      {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "colliders[0].path: m.ply: the mesh encloses no volume"),
     ("open-mesh-outflow", scene_dict(outflows=[{"type": "mesh", "path": "m.ply", "position": [3, 3, 3]}]),
      {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "outflows[0].path: m.ply: the mesh encloses no volume"),
+    # Surface tension's stable step needs more substeps than allowed: the watch called the motion a blow-up.
+    ("surface-tension-beyond-the-substeps",
+     scene_dict(materials=[{"name": "water", "preset": "water", "params": {"surface_tension": 100, "density": 1}}]),
+     {}, "materials[0]: with these parameters its viscoelastic model is stable only at substeps of at most "
+         "0.000224 s, 150 per frame at fps 30, over simulation.max_substeps (64)"),
     ("ply-source-count-not-a-number", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
      {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"}, "sources[0].path: "),
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
