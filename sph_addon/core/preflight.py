@@ -15,7 +15,8 @@ each field on its own), then :func:`preflight` checks what needs the files and t
   as a blow-up, exit 3, after writing its cache): a volume's velocity, and every speed an inflow
   emits at over its keyframes;
 * a particle falling from rest for one frame must keep the CFL rule within the
-  substeps allowed (``fps`` of 0.001 makes a frame last 1000 s);
+  substeps allowed (``fps`` of 0.001 makes a frame last 1000 s), and so must each material's
+  stable step (``MaterialModel.max_dt``: a strong surface tension on a light liquid);
 * the total work, particles × substeps × frames, must stay under
   :data:`MAX_WORK` (a bake that would take months is refused);
 * every collider and outflow is built at the first frame as the bake builds it, through the
