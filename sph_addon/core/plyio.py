@@ -228,9 +228,15 @@ def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
             if el_name == "vertex":
                 vertices = arr.astype(dt.newbyteorder("="))
             continue
-        lists, pos = _read_list_element(data, pos, order, el_name, count, props, name)
         if el_name == "face":
-            faces = lists
+            corners = props[_index_list(props)]
+            if np.dtype(corners[3]).kind not in "iu":
+                raise PlyError(f"{name}: the face element's {corners[1][:40]!r} holds {corners[3]} values, not "
+                               "whole-number vertex indices")
+            faces, pos = _read_list_element(data, pos, order, el_name, count, props, name)
+            continue
+        with np.errstate(invalid="ignore"):  # read past: another element's lists are never used
+            _, pos = _read_list_element(data, pos, order, el_name, count, props, name)
     if exact and pos != len(data):
         raise PlyError(f"{name}: {len(data) - pos} bytes follow the last element: the header's counts do not "
                        "match the file")

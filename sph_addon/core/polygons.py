@@ -35,11 +35,10 @@ def triangulate(faces: Sequence[Sequence[int]] | np.ndarray, positions: np.ndarr
     (m, 3) int64 triangles, polygon by polygon in file order; polygons of fewer than
     3 corners give none.
     """
-    p = np.asarray(positions, np.float64)
     with np.errstate(all="ignore"):
         # Non-finite or absurd positions make the convexity tests meaningless, not fatal: the
         # mesh reader refuses such a mesh by name right after (mesh_io.check_coordinates).
-        return _triangulate(faces, p)
+        return _triangulate(faces, np.asarray(positions, np.float64))
 
 
 def _triangulate(faces, p: np.ndarray) -> np.ndarray:

@@ -174,7 +174,8 @@ def _scene_dir(content: bytes) -> Path:
 
 
 def _listing(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    """Every path below ``root`` but the cache lock's own files, which come and go with every command."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.name.startswith(".sph_lock"))
 
 
 def _run(*args) -> tuple[int, str, str]:
