@@ -65,12 +65,11 @@ class _MeshProgress:
 
 
 def _cmd_validate(args) -> int:
+    from .core.bake import parse_frames
     from .core.durations import format_long_duration
-    from .core.preflight import PARTICLE_STEPS_PER_SECOND, preflight
-    from .core.scene import load_scene
+    from .core.preflight import PARTICLE_STEPS_PER_SECOND, check_bake
 
-    scene = load_scene(args.scene)
-    est = preflight(scene)
+    scene, est = check_bake(args.scene, parse_frames(args.frames))
     grids = f" ({est.grid_bytes / 2**20:,.0f} MiB of it for {len(est.grids)} distance grids)" if est.grids else ""
     _say(f"{args.scene}: valid; about {est.particles:,} particles, frames {scene.frame_start}-{scene.frame_end} "
          f"at {scene.fps:g} fps, up to {est.substeps} substeps per frame, estimated memory "
@@ -377,8 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--every", type=int, default=0,
                    help=f"list every Nth frame (and the last); default: about {_INFO_ROWS} rows")
     i.set_defaults(func=_cmd_info)
-    v = sub.add_parser("validate", help="check a scene file")
+    v = sub.add_parser("validate", help="check a scene file: every check bake makes before it starts")
     v.add_argument("scene")
+    v.add_argument("--frames", help="A-B: check the frame range bake --frames would bake (overrides the scene's)")
     v.set_defaults(func=_cmd_validate)
     p = sub.add_parser("preview", help="render baked frames of particles into a PNG (no Blender)")
     p.add_argument("dir", help="cache directory")

@@ -25,14 +25,14 @@ from typing import Any
 from .ages import MANIFEST_KEY as BIRTHS_KEY
 from .ages import Births
 from .atomic import write_json
-from .cache import CacheDir
+from .cache import CacheDir, refuse_links
 from .cache_checks import check_checkpoint
 from .cache_lock import check_unlocked, lock_cache
 from .durations import eta_seconds
 from .errors import InputError, SimulationError, StorageError, is_storage_fault
 from .jsonfile import read_json
-from .preflight import preflight
-from .scene import FORMAT, Scene, parse_scene
+from .preflight import check_bake
+from .scene import FORMAT, Scene
 
 log = logging.getLogger(__name__)
 
@@ -113,18 +113,14 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     """
     from .colliders.sdf_cache import SDFCache
 
-    scene = _validated(scene, frames)
     cache = CacheDir(out_dir)
     sdf_cache = SDFCache(cache.root / "sdf", deferred=True)
-    preflight(scene, sdf_cache)
+    scene, _ = check_bake(scene, frames, sdf_cache)
     root = cache.root
     if root.exists() and not root.is_dir():
         raise InputError(str(root), "exists and is not a directory")
     check_unlocked(root)  # "busy, by whom" says more than "already holds a bake"; bake() locks for real
-    for folder in ("particles", "surface", "state", "sdf"):
-        if (root / folder).is_symlink():
-            raise InputError(str(root / folder), "is a symbolic link: the cache's folders must be real folders "
-                                                 "inside it (point --out at the other disk instead)")
+    refuse_links(root)
     if resume:
         state = cache.summary()
         if not state.baked:
@@ -155,20 +151,6 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
             raise InputError(str(root), f"the output directory cannot be created ({parent} is not writable); "
                                         "choose another --out")
     return PreparedBake(scene, cache, resume, force, sdf_cache)
-
-
-def _validated(scene: str | os.PathLike | Scene, frames: tuple[int, int] | None) -> Scene:
-    """The scene to bake: a file read and validated with ``frames`` applied first, or a Scene as given."""
-    if isinstance(scene, Scene):
-        if frames is None or frames == (scene.frame_start, scene.frame_end):
-            return scene
-        raw, base_dir = copy.deepcopy(scene.raw), scene.base_dir
-    else:
-        path = Path(scene)
-        raw, base_dir = read_json(path, "scene file"), path.parent.resolve()
-    if frames is not None and isinstance(raw, dict):  # not a dict: parse_scene says what is wrong
-        raw["frame_start"], raw["frame_end"] = frames
-    return parse_scene(raw, base_dir)
 
 
 def _read_stored(cache: CacheDir) -> dict:

@@ -42,10 +42,36 @@ PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
                  ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
+# The cache's own folders: what bakes and meshing write into, and free deletes from.
+CACHE_FOLDERS = tuple(folder for folder, _, _ in _OWN_PATTERNS)
 # The exact names those writers give (a frame number, or a hex key for distance fields): free deletes
 # these and nothing else, so a user's "particles_notes.ply" beside them survives.
 _OWN_NAMES = {folder: re.compile(rf"{prefix}(-?\d+|[0-9a-f]{{8,64}}){re.escape(suffix)}")
               for folder, prefix, suffix in _OWN_PATTERNS}
+
+
+def refuse_links(root: str | os.PathLike, *targets: str | os.PathLike) -> None:
+    """Refuse (InputError naming it) a symbolic link among the cache's folders or on the way to ``targets``.
+
+    Every command that writes into a cache calls this before writing: a ``surface`` folder
+    linked to another cache would receive that command's files (``mesh --force`` overwrote
+    the other folder's meshes). ``targets`` are the files a command is about to write; those
+    outside ``root`` are the user's to place and are not checked. The cache root itself may
+    be a link (a cache kept on another disk).
+    """
+    root = Path(root)
+    paths = [root / folder for folder in CACHE_FOLDERS]
+    for target in targets:
+        try:  # abspath, not resolve: the links are what is looked for
+            parts = Path(os.path.abspath(target)).relative_to(os.path.abspath(root)).parts
+        except ValueError:
+            continue
+        paths += [root.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]
+    for path in paths:
+        if path.is_symlink():
+            raise InputError(str(path), "is a symbolic link: a cache's folders and files must be real ones inside "
+                                        "it, never written through a link (to keep a cache on another disk, "
+                                        "link or name the cache directory itself)")
 
 
 @dataclass(frozen=True)
@@ -209,8 +235,7 @@ class CacheDir:
     def _own_folders(self) -> list[Path]:
         """The cache's subfolders that are real folders inside it: a symlinked ``particles`` (pointing
         anywhere) is not ours to clean (deletion never follows a link out of the cache root)."""
-        return [self.root / f for f, _, _ in _OWN_PATTERNS
-                if (self.root / f).is_dir() and not (self.root / f).is_symlink()]
+        return [self.root / f for f in CACHE_FOLDERS if (self.root / f).is_dir() and not (self.root / f).is_symlink()]
 
     def remove_stale_temps(self) -> int:
         """Delete temporary files a killed writer left (``.name.XXXX.tmp``, see atomic.py)."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .colliders import COLLIDERS, COMMON_PARAMETERS, BuildContext, Shape, parse_placed
+from .colliders import COLLIDERS, COMMON_PARAMETERS, Shape, parse_placed
 from .colliders.motion import Motion, motion_from_scene
 from .errors import InputError
 
@@ -47,20 +47,16 @@ def parse_outflow(item: Any, where: str, base_dir: Path, frame_range: tuple[int,
     return kind, p
 
 
-def build_outflows(items, ctx: BuildContext, frame_start: int, reach=None) -> list[Outflow]:
-    """The scene's ``outflows`` as shapes; ``ctx`` as for colliders (``where`` is set per item).
-
-    ``reach(motion)``: the box particles can reach in the outflow's frame (``colliders.reach``), to
-    which mesh grids are clipped as colliders' are (and as ``preflight`` sizes them); None: unclipped.
-    """
-    from dataclasses import replace
+def scene_outflows(scene, sdf_cache=None) -> list[Outflow]:
+    """The outflows of ``scene`` (a ``scene.Scene``) as shapes at its first frame, their mesh grids
+    clipped as colliders' are (``colliders.reach.scene_build_context``); the bake and ``preflight``
+    build them alike. ``sdf_cache``: an ``SDFCache`` or None."""
+    from .colliders.reach import scene_build_context
 
     out = []
-    for k, (kind, p) in enumerate(items):
-        motion = motion_from_scene(p, frame_start)
-        box = reach(motion) if reach is not None else None
-        shape = COLLIDERS[kind].build(p, replace(ctx, where=f"outflows[{k}]", reach=box))
-        out.append(Outflow(p["name"] or f"outflow {k}", shape, motion))
+    for k, (kind, p) in enumerate(scene.outflows):
+        shape = COLLIDERS[kind].build(p, scene_build_context(scene, f"outflows[{k}]", p, sdf_cache))
+        out.append(Outflow(p["name"] or f"outflow {k}", shape, motion_from_scene(p, scene.frame_start)))
     return out
 
 

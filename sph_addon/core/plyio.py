@@ -142,11 +142,16 @@ def _parse_header(fh, name: str):
                 raise PlyError(f"{name}: property before any element")
             try:
                 if words[1] == "list":
-                    elements[-1][2].append(("list", words[4], _PLY_TYPES[words[2]], _PLY_TYPES[words[3]]))
+                    prop = ("list", words[4], _PLY_TYPES[words[2]], _PLY_TYPES[words[3]])
                 else:
-                    elements[-1][2].append((words[2], _PLY_TYPES[words[1]]))
+                    prop = (words[2], _PLY_TYPES[words[1]])
             except (KeyError, IndexError):
                 raise PlyError(f"{name}: bad property line {text.strip()[:60]!r}") from None
+            # Every reader finds properties by name (a numpy record's fields), so a name must be unique.
+            if _prop_name(prop) in map(_prop_name, elements[-1][2]):
+                raise PlyError(f"{name}: element '{elements[-1][0][:40]}' declares the property "
+                               f"{words[-1][:40]!r} twice")
+            elements[-1][2].append(prop)
         elif key == "end_header":
             break
         else:
@@ -156,6 +161,11 @@ def _parse_header(fh, name: str):
     if fmt not in ("binary_little_endian", "binary_big_endian", "ascii"):
         raise PlyError(f"{name}: unsupported format {fmt!r}")
     return fmt, elements, comments
+
+
+def _prop_name(prop: tuple) -> str:
+    """The name of a parsed property: ``(name, dtype)`` or ``("list", name, count dtype, item dtype)``."""
+    return prop[1] if prop[0] == "list" else prop[0]
 
 
 def _index_list(props: list) -> int:
@@ -218,9 +228,15 @@ def read_ply(path: str | os.PathLike, exact: bool = False) -> PlyData:
             if el_name == "vertex":
                 vertices = arr.astype(dt.newbyteorder("="))
             continue
-        lists, pos = _read_list_element(data, pos, order, el_name, count, props, name)
         if el_name == "face":
-            faces = lists
+            corners = props[_index_list(props)]
+            if np.dtype(corners[3]).kind not in "iu":
+                raise PlyError(f"{name}: the face element's {corners[1][:40]!r} holds {corners[3]} values, not "
+                               "whole-number vertex indices")
+            faces, pos = _read_list_element(data, pos, order, el_name, count, props, name)
+            continue
+        with np.errstate(invalid="ignore"):  # read past: another element's lists are never used
+            _, pos = _read_list_element(data, pos, order, el_name, count, props, name)
     if exact and pos != len(data):
         raise PlyError(f"{name}: {len(data) - pos} bytes follow the last element: the header's counts do not "
                        "match the file")
@@ -322,12 +338,28 @@ def _read_ascii(fh, elements, comments, name) -> PlyData:
             if el_name == "vertex":
                 vertices = np.empty(count, dt)
                 for k, p in enumerate(props):
-                    vertices[p[0]] = table[:, k]
+                    vertices[p[0]] = _ascii_column(table[:, k], dt[p[0]], p[0], name)
     except (IndexError, ValueError) as exc:
         raise PlyError(f"{name}: malformed ascii body ({exc})") from None
     if vertices is None:
         raise PlyError(f"{name}: no vertex element")
     return PlyData(vertices, _triangulate(faces, vertices, name), comments)
+
+
+def _ascii_column(values: np.ndarray, dtype: np.dtype, prop: str, name: str) -> np.ndarray:
+    """An ascii property's values (float64 as read) in its declared type.
+
+    A float beyond the type's range becomes infinite, as in a binary file (readers refuse
+    non-finite positions by name); an integer property must hold whole numbers in its range.
+    """
+    if dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            return values.astype(dtype)
+    info = np.iinfo(dtype)
+    if not (np.isfinite(values).all() and (values == np.round(values)).all()
+            and (values >= info.min).all() and (values <= info.max).all()):
+        raise PlyError(f"{name}: property {prop[:40]!r} holds values that are not {dtype.name} integers")
+    return values.astype(dtype)
 
 
 def _check_faces(faces: np.ndarray, nv: int, name: str) -> None:

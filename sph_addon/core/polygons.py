@@ -35,7 +35,13 @@ def triangulate(faces: Sequence[Sequence[int]] | np.ndarray, positions: np.ndarr
     (m, 3) int64 triangles, polygon by polygon in file order; polygons of fewer than
     3 corners give none.
     """
-    p = np.asarray(positions, np.float64)
+    with np.errstate(all="ignore"):
+        # Non-finite or absurd positions make the convexity tests meaningless, not fatal: the
+        # mesh reader refuses such a mesh by name right after (mesh_io.check_coordinates).
+        return _triangulate(faces, np.asarray(positions, np.float64))
+
+
+def _triangulate(faces, p: np.ndarray) -> np.ndarray:
     if isinstance(faces, np.ndarray) and faces.ndim == 2:
         groups = {faces.shape[1]: (np.arange(len(faces)), faces.astype(np.int64))}
     else:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_open
-from .cache import CacheDir
+from .cache import CacheDir, refuse_links
 from .errors import InputError
 
 _VIEWS = {"front": (0, 2, 1), "side": (1, 2, 0), "top": (0, 1, 2)}  # (horizontal, vertical, depth) axes
@@ -47,6 +47,8 @@ def render_frames(cache_dir: str | Path, frames: list[int] | None = None, out: s
                   view: str = "front", panel: int = 320, count: int = 6) -> Path:
     """Render ``count`` frames (or the given ones) of a bake into one PNG; return its path."""
     cache = CacheDir(cache_dir)
+    out = Path(out) if out is not None else cache.root / "preview.png"
+    refuse_links(cache.root, out)
     manifest = cache.read_manifest()
     done = manifest["frames_done"]
     if not done:
@@ -87,6 +89,5 @@ def render_frames(cache_dir: str | Path, frames: list[int] | None = None, out: s
                 wi = np.clip(np.round(w[order]).astype(int) + dy, 0, panel - 1)
                 image[wi, ui] = col[order]
         image[:, k * panel] = 60  # panel separator
-    out = Path(out) if out is not None else Path(cache_dir) / "preview.png"
     write_png(out, image)
     return out

@@ -99,7 +99,7 @@ def scene_format_markdown() -> str:
             *_table(INFLOW_KEY_PARAMETERS), ""]
     out += ["## `colliders` (list)", "", "Each item has a `type`, the common fields below, its own fields, and",
             "optionally `keyframes`: a list of `{frame, position, rotation}` (increasing frames), interpolated",
-            "per substep (positions linearly, rotations as rotations along the shortest arc); the collider's",
+            "per substep (positions and Euler angles linearly, as in Blender: 0° to 480° turns 480°); the collider's",
             "velocity at the contact point enters the friction (Clavet eq. 6.3).", "", "### common fields", "",
             *_table(COMMON_PARAMETERS), ""]
     for kind, ct in COLLIDERS.items():

@@ -31,15 +31,15 @@ import numpy as np
 from . import config
 from .array_kernels import bounds
 from .blowup import BlowUpWatch, collider_work
-from .colliders import COLLIDERS, BuildContext, Collider, Shape
+from .colliders import COLLIDERS, Collider, Shape
 from .colliders.motion import motion_from_scene
-from .colliders.reach import scene_reach
+from .colliders.reach import scene_build_context
 from .colliders.response import ContactReport
 from .diagnostics import frame_diagnostics
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
-from .outflows import build_outflows, inside_outflows
+from .outflows import inside_outflows, scene_outflows
 from .scene import Scene
 from .solvers import SOLVERS
 from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
@@ -121,9 +121,7 @@ class Simulation:
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
-        self.outflows = build_outflows(scene.outflows, BuildContext(
-            base_dir=scene.base_dir, spacing=self.spacing, frame=self.frame, memory_budget=self._memory_budget,
-            sdf_cache=self.sdf_cache), scene.frame_start, reach=lambda motion: scene_reach(scene, motion))
+        self.outflows = scene_outflows(scene, self.sdf_cache)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -186,10 +184,7 @@ class Simulation:
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
         ctype = COLLIDERS[kind]
         motion = motion_from_scene(p, self.scene.frame_start)
-        reach = scene_reach(self.scene, motion)  # mesh grids are clipped to it
-        ctx = BuildContext(base_dir=self.scene.base_dir, where=f"colliders[{k}]", spacing=self.spacing,
-                           frame=self.frame, memory_budget=self._memory_budget, sdf_cache=self.sdf_cache,
-                           reach=reach)
+        ctx = scene_build_context(self.scene, f"colliders[{k}]", p, self.sdf_cache)
         shape = self._timed_build(ctype.build, p, ctx)
         rebuild = None
         if ctype.deforming(p):
@@ -307,20 +302,34 @@ class Simulation:
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
         poses0 = [c.transform(f0) for c in self.colliders]
         poses1 = [c.transform(f1) for c in self.colliders]
-        # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
-        touched = np.zeros(len(x), bool) if len(self.colliders) > 1 else None
+        several = len(self.colliders) > 1
+        # Every collider resolves its contacts from the positions the models left (response.collide):
+        # the result does not depend on the colliders' order. One collider needs no copy.
+        x0 = x.copy() if several else x
+        if several:
+            shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
+            hits = np.zeros(len(x), np.int64)
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
-            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x_prev, dt,
+            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             self._add_contact(k, x, self._dv, t1)
-            if touched is not None:
-                touched |= (self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0)
-        if touched is not None and touched.any():
-            from .colliders.overlaps import separate
+            if several:
+                moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
+                shift[moved] += x[moved] - x0[moved]
+                hits[moved] += 1
+        if several:
+            # A particle in contact with several colliders takes every one's displacement (a corner
+            # between a floor and a wall: up and away); x holds the last one's alone.
+            both = np.flatnonzero(hits > 1)
+            x[both] = x0[both] + shift[both]
+            # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
+            touched = np.flatnonzero(hits)
+            if len(touched):
+                from .colliders.overlaps import separate
 
-            self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
-                                       np.flatnonzero(touched), self.radius, dt, self._add_contact)
+                self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
+                                           touched, self.radius, dt, self._add_contact)
         if idx is not None:
             st.x[idx] = x
 
@@ -447,7 +456,7 @@ class Simulation:
         lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
                                                          default=0.0)
         self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,
-                               self.count if substeps else None)
+                               self.count if substeps else None, self.ns)
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""

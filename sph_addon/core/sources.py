@@ -190,20 +190,46 @@ def estimate_count(kind: str, p: dict, spacing: float, duration: float, base_dir
         from .colliders.mesh_io import load_mesh
 
         vertices, _ = load_mesh(resolve_mesh_path(base_dir, p["path"]), f"{where}.path")
-        if not np.isfinite(vertices).all():
-            raise InputError(f"{where}.path", "the mesh has NaN or infinite vertex coordinates")
-        extent = np.ptp(vertices, axis=0) if len(vertices) else np.zeros(3)
-        return int(np.prod(np.floor(extent / spacing + 1e-9) + 1))
+        extent = np.ptp(vertices, axis=0)  # finite and bounded (mesh_io.check_coordinates)
+        return math.prod(int(e / spacing + 1e-9) + 1 for e in extent)
     if kind == "box":
         return count_box(p["min"], p["max"], spacing)
     if kind == "sphere":
         return int(4.0 / 3.0 * math.pi * (p["radius"] / spacing + 1) ** 3) + 1
     if kind == "inflow":
         area = _area(p)
-        speed = float(np.linalg.norm(p["velocity"]))
+        # The emitted rate follows the keys' speeds (Inflow.place), so the fastest key bounds it.
+        speed = max(float(np.linalg.norm(k["velocity"])) for k in p.get("keyframes") or [p])
         rate = p["rate"] if p["rate"] > 0 else area * speed
         return int(rate * duration / spacing**3) + 1
     raise KeyError(kind)
+
+
+def emitted_speeds(p: dict, fps: float) -> list[tuple[str, float]]:
+    """The speeds an inflow emits at, m/s, each with the field that sets it (a JSON path suffix).
+
+    Without keyframes its ``velocity``; with keyframes each key's velocity, at the start of
+    the first and at both ends of every segment with the inherited share (``inherit_velocity``)
+    of the emitter's own motion over that segment. Between keys the speed is interpolated, so
+    the largest of these bounds what the substep rule (``Inflow.peak_speed``) and the
+    preflight's speed checks must allow.
+
+    Parameters
+    ----------
+    p : a resolved inflow source (``keyframes`` parsed).
+    fps : timeline frames per second of physics (fps / time_scale).
+    """
+    keys = p.get("keyframes") or []
+    if not keys:
+        return [(".velocity", float(np.linalg.norm(p["velocity"])))]
+    out = [(".keyframes[0].velocity", float(np.linalg.norm(keys[0]["velocity"])))]
+    share = p["inherit_velocity"]
+    for j, (a, b) in enumerate(zip(keys, keys[1:])):
+        carrier = (np.asarray(b["center"], float) - np.asarray(a["center"], float)) * (fps / (b["frame"] - a["frame"]))
+        out += [(f".keyframes[{j + i}].velocity", float(np.linalg.norm(np.asarray(k["velocity"], float)
+                                                                         + share * carrier)))
+                for i, k in enumerate((a, b))]
+    return out
 
 
 def _area(p: dict) -> float:
@@ -256,7 +282,7 @@ class Inflow:
             self.place(self.keys[0]["frame"])
         else:
             self._place(np.asarray(p["center"], float), np.asarray(p["velocity"], float))
-        self.peak_speed = max([self.speed] + [float(np.linalg.norm(v)) for v in self._key_velocities()])
+        self.peak_speed = max(speed for _, speed in emitted_speeds(p, self.fps))
 
     def _place(self, center: np.ndarray, vel: np.ndarray) -> None:
         """Put the emitter at ``center`` emitting at ``vel`` (m/s): its layer and frame across the flow."""
@@ -299,16 +325,6 @@ class Inflow:
             d = v0 / s0 if f < 0.5 else v1 / s1
         self.carrier = (c1 - c0) * (self.fps / (b["frame"] - a["frame"]))
         self._place((1 - f) * c0 + f * c1, d / np.linalg.norm(d) * ((1 - f) * s0 + f * s1))
-
-    def _key_velocities(self) -> list[np.ndarray]:
-        """Emitted velocities at the keys with each segment's inherited velocity (for the substep rule)."""
-        out = []
-        share = self.params["inherit_velocity"]
-        for a, b in zip(self.keys, self.keys[1:]):
-            carrier = (np.asarray(b["center"], float) - np.asarray(a["center"], float)) * (
-                self.fps / (b["frame"] - a["frame"]))
-            out += [np.asarray(k["velocity"], float) + share * carrier for k in (a, b)]
-        return out
 
     def carried(self, x: np.ndarray, dt: float) -> np.ndarray:
         """Where particles in the nozzle at ``x`` are after ``dt`` s: moved at :attr:`velocity`."""

@@ -5,6 +5,7 @@ Run in-process (``conftest.run_main``): no case here reaches the simulation.
 """
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -86,6 +87,35 @@ CASES = [
     ("ply-nan-vertex", _mesh_collider("m.ply"),
      {"m.ply": _PLY_HEAD + b"element vertex 3\n" + _TRIANGLE + b"element face 1\n"
       b"property list uchar int vertex_indices\nend_header\nnan 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"}, "NaN"),
+    # One guard of mesh coordinates for every reader: a source box scaled to 1e300 m overflowed the
+    # particle estimate (OverflowError).
+    ("mesh-source-1e300", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
+     {"m.ply": _PLY_HEAD + b"element vertex 3\n" + _TRIANGLE + b"element face 1\n"
+      b"property list uchar int vertex_indices\nend_header\n0 0 0\n1e300 0 0\n0 1e300 0\n3 0 1 2\n"},
+     "sources[0].path: m.ply: the mesh has NaN, infinite or absurd (beyond 1e+12 m) vertex coordinates"),
+    # A NUL byte in a path, as a collider (ValueError: embedded null byte) and as a source.
+    ("collider-path-nul", _mesh_collider("m\x00.ply"), {}, "colliders[0].path: the path contains a NUL character"),
+    ("source-path-nul", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m\x00.ply"}]), {},
+     "sources[0].path: the path contains a NUL character"),
+    # An infinite corner of a quad printed numpy's RuntimeWarnings before the error line.
+    ("ply-quad-inf-vertex", _mesh_collider("m.ply"),
+     {"m.ply": _PLY_HEAD + b"element vertex 4\n" + _TRIANGLE + b"element face 1\n"
+      b"property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n1 1 inf\n0 1 0\n4 0 1 2 3\n"},
+     "colliders[0].path: m.ply: the mesh has NaN, infinite or absurd"),
+    # Checks validate made apart from the bake: both now run preflight.check_bake.
+    ("inflow-keyed-at-1000-m/s", scene_dict(sources=[{
+        "type": "inflow", "material": "water", "center": [0.2, 0.2, 0.5], "radius": 0.05,
+        "keyframes": [{"frame": 1, "velocity": [0, 0, -1]}, {"frame": 2, "velocity": [0, 0, -1000]}]}]), {},
+     "sources[0].keyframes[1].velocity: 1e+03 m/s is above simulation.max_speed"),
+    ("open-mesh-collider", scene_dict(colliders=[{"type": "mesh", "path": "m.ply", "position": [3, 3, 3]}]),
+     {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "colliders[0].path: m.ply: the mesh encloses no volume"),
+    ("open-mesh-outflow", scene_dict(outflows=[{"type": "mesh", "path": "m.ply", "position": [3, 3, 3]}]),
+     {"m.ply": (MESHES / "plane_quad.ply").read_bytes()}, "outflows[0].path: m.ply: the mesh encloses no volume"),
+    # Surface tension's stable step needs more substeps than allowed: the watch called the motion a blow-up.
+    ("surface-tension-beyond-the-substeps",
+     scene_dict(materials=[{"name": "water", "preset": "water", "params": {"surface_tension": 100, "density": 1}}]),
+     {}, "materials[0]: with these parameters its viscoelastic model is stable only at substeps of at most "
+         "0.000224 s, 150 per frame at fps 30, over simulation.max_substeps (64)"),
     ("ply-source-count-not-a-number", scene_dict(sources=[{"type": "mesh", "material": "water", "path": "m.ply"}]),
      {"m.ply": _PLY_HEAD + b"element vertex abc\n" + _TRIANGLE + b"end_header\n"}, "sources[0].path: "),
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
@@ -119,12 +149,28 @@ def test_validate_and_bake_refuse_with_one_sentence(tmp_path, content, files, ex
     before = sorted(tmp_path.iterdir())
     out = tmp_path / "out"
     for args in (("validate", scene), ("bake", scene, "--out", out, "--quiet")):
-        code, stdout, stderr = run_main(*args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code, stdout, stderr = run_main(*args)
+        assert not caught, f"the error line only, no warnings: {[str(w.message) for w in caught]}"
         assert code == 2, (args[0], stdout, stderr)
         assert expected in stderr, stderr
         assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("error: "), stderr
         assert len(stderr) < 600, "one sentence, not a dump of the input"
     assert sorted(tmp_path.iterdir()) == before, "nothing may be written for bad input"
+
+
+def test_validate_and_bake_agree_on_a_frame_range_override(write_scene):
+    """A scene whose own range is invalid: both refuse it as it is, both take it with --frames."""
+    scene = write_scene(scene_dict(frame_start=5, frame_end=2))
+    out = scene.parent / "out"
+    for args in (("validate", scene), ("bake", scene, "--out", out, "--quiet")):
+        code, _, err = run_main(*args)
+        assert code == 2 and "frame_end: must not be before frame_start" in err, (args, err)
+    for args in (("validate", scene, "--frames", "1-2"), ("bake", scene, "--out", out, "--frames", "1-2", "--quiet")):
+        code, stdout, err = run_main(*args)
+        assert code == 0, (args, err)
+    assert "frames 1-2" in run_main("validate", scene, "--frames", "1-2")[1]
 
 
 def test_frames_with_negative_numbers_are_one_sentence(tmp_path, write_scene):

@@ -1,4 +1,4 @@
-"""Collider motion (static, keyframed with rotations interpolated as rotations) and contact reports."""
+"""Collider motion (static, keyframed with Euler angles interpolated as Blender does) and contact reports."""
 
 import math
 
@@ -6,13 +6,7 @@ import numpy as np
 import pytest
 
 from sph_addon.core.colliders import Collider, Shape, euler_xyz_matrix
-from sph_addon.core.colliders.motion import (
-    KeyframedMotion,
-    StaticMotion,
-    euler_xyz_quaternion,
-    motion_from_scene,
-    quaternion_matrix,
-)
+from sph_addon.core.colliders.motion import KeyframedMotion, StaticMotion, motion_from_scene
 
 
 def _axis_angle_matrix(axis, angle: float) -> np.ndarray:
@@ -20,11 +14,6 @@ def _axis_angle_matrix(axis, angle: float) -> np.ndarray:
     a = np.asarray(axis, float) / np.linalg.norm(axis)
     k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
     return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * k @ k
-
-
-def _euler_xyz_of(r: np.ndarray) -> list[float]:
-    """Euler XYZ angles of R = Rz Ry Rx (away from gimbal lock)."""
-    return [math.atan2(r[2, 1], r[2, 2]), math.asin(-r[2, 0]), math.atan2(r[1, 0], r[0, 0])]
 
 
 def _angle_between(a: np.ndarray, b: np.ndarray) -> float:
@@ -51,13 +40,6 @@ def test_static_motion_is_exactly_the_euler_matrix():
         assert r.tobytes() == euler_xyz_matrix(*ROT).tobytes()
         assert t.tobytes() == np.array([1.0, -2.0, 0.5]).tobytes()
     assert not m.moving
-
-
-def test_quaternion_of_euler_angles_gives_the_same_matrix():
-    rng = np.random.default_rng(3)
-    for angles in rng.uniform(-4, 4, (20, 3)):
-        q = euler_xyz_quaternion(*angles)
-        assert np.allclose(quaternion_matrix(q), euler_xyz_matrix(*angles), atol=1e-14)
 
 
 def test_keyframed_translation_is_linear_and_held_outside_the_keys():
@@ -89,45 +71,40 @@ def test_equal_rotation_intervals_are_byte_identical_to_linear_euler():
                                                                            frame)[1].tobytes()
 
 
-def test_rotation_about_a_tilted_axis_is_interpolated_about_that_axis():
-    """170° about a tilted axis between two keys: the midpoint is 85° about the same axis.
-
-    Component-wise Euler interpolation (the old behaviour) is not: its midpoint
-    is more than 10° away from the half rotation here.
-    """
-    axis = np.array([1.0, 2.0, 3.0]) / math.sqrt(14.0)
-    r0 = euler_xyz_matrix(0.2, -0.3, 0.4)
-    r1 = _axis_angle_matrix(axis, math.radians(170.0)) @ r0
-    e0, e1 = [0.2, -0.3, 0.4], _euler_xyz_of(r1)
-    assert np.allclose(euler_xyz_matrix(*e1), r1, atol=1e-12)
-    m = KeyframedMotion([0.0, 10.0], [[0, 0, 0]] * 2, [e0, e1])
-
-    for s in FRACTIONS:
-        r, _ = m.transform(10.0 * s)
-        expected = _axis_angle_matrix(axis, s * math.radians(170.0)) @ r0
-        assert np.allclose(r, expected, atol=1e-12), s
-        assert np.allclose(r @ r.T, np.eye(3), atol=1e-14)
-        assert abs(np.linalg.det(r) - 1.0) < 1e-14
-    assert np.allclose(m.transform(10.0)[0], r1, atol=1e-12)
-
-    half = _axis_angle_matrix(axis, math.radians(85.0)) @ r0
-    linear_mid, _ = _linear_euler_transform([0.0, 10.0], [[0, 0, 0]] * 2, [e0, e1], 5.0)
-    assert math.degrees(_angle_between(linear_mid, half)) > 10.0
-    assert math.degrees(_angle_between(m.transform(5.0)[0], half)) < 1e-6
-
-
 @pytest.mark.parametrize("turns", [(1, 0, 0), (0, -1, 0), (1, 0, -1), (0, 0, 2)])
-def test_euler_keys_a_full_turn_apart_do_not_spin(turns):
-    """Euler keys differing by multiples of 2π (a continuity choice of the exporter) are the same pose."""
+def test_euler_keys_a_full_turn_apart_turn_as_in_blender(turns):
+    """Euler keys differing by multiples of 2π turn the collider through those turns, as Blender's
+    rotation curves do (the exporter writes each frame's angles nearest the last frame's)."""
     e0 = np.array([0.3, 0.2, -0.1])
     e1 = e0 + 2 * math.pi * np.array(turns)
     m = KeyframedMotion([1.0, 2.0], [[0, 0, 0]] * 2, [e0, e1])
     for s in FRACTIONS:
         r, _ = m.transform(1.0 + s)
-        assert np.allclose(r, euler_xyz_matrix(*e0), atol=1e-12), s
-    # The old interpolation turned the collider through a full revolution.
-    r_old, _ = _linear_euler_transform([1.0, 2.0], [[0, 0, 0]] * 2, [e0, e1], 1.25)
-    assert _angle_between(r_old, euler_xyz_matrix(*e0)) > 1.0
+        assert np.allclose(r, euler_xyz_matrix(*(e0 + s * (e1 - e0))), atol=1e-12), s
+    assert math.isclose(m.turn(1.0, 2.0), 2 * math.pi * np.abs(turns).sum())
+
+
+def test_a_key_of_480_degrees_turns_480_degrees():
+    """0° -> 480° about Z in two keys: Blender shows 480°; slerp on the shortest arc turned 120°."""
+    m = KeyframedMotion([1.0, 5.0], [[0, 0, 0]] * 2, [[0, 0, 0], [0, 0, math.radians(480.0)]])
+    for frame, degrees in ((2.0, 120.0), (3.0, 240.0), (4.0, 360.0), (4.5, 420.0)):
+        assert np.allclose(m.transform(frame)[0], _axis_angle_matrix([0, 0, 1], math.radians(degrees)),
+                           atol=1e-12), frame
+    assert math.isclose(m.turn(1.0, 2.0), math.radians(120.0))
+    assert math.isclose(m.turn(0.0, 9.0), math.radians(480.0))  # held outside the keys
+
+
+def test_euler_angles_interpolate_componentwise_between_samples():
+    """Between two keys every angle moves linearly, as Blender interpolates its rotation curves."""
+    e0, e1 = [0.2, -0.3, 0.4], [1.1, 0.5, -2.0]
+    m = KeyframedMotion([0.0, 10.0], [[0, 0, 0]] * 2, [e0, e1])
+    for s in FRACTIONS:
+        r_old, _ = _linear_euler_transform([0.0, 10.0], [[0, 0, 0]] * 2, [e0, e1], 10.0 * s)
+        assert r_old.tobytes() == m.transform(10.0 * s)[0].tobytes(), s
+    # The bound of the turn: every point moves by at most the angles' total change times its radius.
+    r0 = m.transform(3.0)[0]
+    for k in range(1, 11):
+        assert _angle_between(r0, m.transform(3.0 + 0.1 * k)[0]) <= m.turn(3.0, 3.0 + 0.1 * k) + 1e-12
 
 
 def test_motion_from_scene_and_collider_delegation():
@@ -176,7 +153,7 @@ def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
     t = np.zeros(3) if t is None else t
 
     dv = np.full(x.shape, np.nan)  # every row must be overwritten
-    collide(PLANE, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x_prev,
+    collide(PLANE, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x, x_prev,
             DT, RADIUS, friction, 0.0, 0.0, True, dv)
     return dv
 

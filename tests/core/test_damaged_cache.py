@@ -144,6 +144,8 @@ PLY_CASES = {
     "ply-count-raised": lambda c: _edit_ply(c, 2, lambda h: h.replace("element vertex 384", "element vertex 999")),
     "ply-no-x": lambda c: _edit_ply(c, 2, lambda h: h.replace("property float x\n", "property float q\n")),
     "ply-empty": lambda c: c.particles_path(2).write_bytes(b""),
+    # The header reader refuses a property declared twice, for every command (preview raised ValueError).
+    "ply-x-twice": lambda c: _edit_ply(c, 2, lambda h: h.replace("property float y\n", "property float x\n")),
 }
 
 
@@ -157,7 +159,7 @@ def test_preview_refuses_a_damaged_particle_frame(cache, damage):
     assert _snapshot(cache.root) == before
 
 
-@pytest.mark.parametrize("damage", ["ply-no-x", "ply-count-raised", "ply-empty"])
+@pytest.mark.parametrize("damage", ["ply-no-x", "ply-count-raised", "ply-empty", "ply-x-twice"])
 def test_mesh_reports_a_damaged_particle_frame(cache, damage):
     PLY_CASES[damage](cache)
     code, out, err = run_main("mesh", cache.root, "--frames", "2-2", "--quiet")

@@ -1,10 +1,13 @@
 """Property-based fuzzing of what users and farms hand the command line (issue 12).
 
-Mutations of the sample scenes (``scripts/scenes/*.json`` and a scene with mesh files): a field
-replaced by a hostile value, deleted or added, the file's bytes cut or corrupted. Every one
-must end in exit 0, or exit 2 with one line on stderr and nothing written; an exception
-escaping ``main`` fails the test with its traceback. The seed is fixed (``derandomize``) and
-the examples bounded, so the suite runs the same cases every time in a few seconds.
+Mutations of the sample scenes (``scripts/scenes/*.json``, a scene with mesh files, and a scene
+holding every field the format declares, inflow keyframes, outflows and deforming meshes
+included): a field replaced by a hostile value, deleted or added, the file's bytes cut or
+corrupted. Every one must end in exit 0, or exit 2 with one line on stderr and nothing written,
+and no warning printed before it; an exception escaping ``main`` fails the test with its
+traceback. Damaged caches go to every command that reads one and to the reader Blender's replay
+uses. The seed is fixed (``derandomize``) and the examples bounded, so the suite runs the same
+cases every time.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,7 +28,61 @@ from hypothesis import strategies as st
 MESHES = REPO / "tests" / "data" / "meshes"
 MESH_FILES = ("plane_quad.ply", "box_dup_flipped.ply", "two_boxes.obj")
 
+def _fields(params, **given) -> dict:
+    """Every declared field at its default (vectors as lists), then ``given``."""
+    out = {p.name: list(p.default) if isinstance(p.default, tuple) else p.default for p in params}
+    out.update(given)
+    return out
+
+
+def _every_field_scene() -> dict:
+    """A valid scene holding every field the format declares (taken from the declarations, so a new
+    field is fuzzed as soon as it is declared): every model, source, collider and outflow type,
+    inflow and collider keyframes, a deforming mesh's frame_paths, domain, surface, diagnostics."""
+    from sph_addon.core.colliders import COLLIDERS, COMMON_PARAMETERS
+    from sph_addon.core.diagnostics import FRONT_PARAMETERS
+    from sph_addon.core.outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
+    from sph_addon.core.scene import DOMAIN_PARAMETERS, FORMAT, SIMULATION_PARAMETERS, TOP_PARAMETERS
+    from sph_addon.core.solvers import SOLVERS
+    from sph_addon.core.sources import INFLOW_KEY_PARAMETERS, SOURCES
+    from sph_addon.core.surface.settings import SURFACE_PARAMETERS
+
+    materials = [{"name": name, "model": name, "preset": next(iter(spec.presets), ""),
+                  "params": _fields(spec.parameters)} for name, spec in SOLVERS.items()]
+    mat = materials[0]["name"]
+    keys = [{"frame": 1, "position": [1.4, 1.4, -0.5], "rotation": [0, 0, 0]},
+            {"frame": 3, "position": [1.4, 1.2, -0.5], "rotation": [0, 0, 1.0]}]
+
+    def placed(kind, placement=COMMON_PARAMETERS, **given):
+        return _fields(placement + COLLIDERS[kind].parameters, type=kind, **given)
+
+    sources = [_fields(SOURCES["box"], type="box", material=mat, min=[0, 0, 0], max=[0.4, 0.4, 0.4]),
+               _fields(SOURCES["sphere"], type="sphere", material=mat, center=[0.6, 0.6, 0.3], radius=0.2),
+               _fields(SOURCES["mesh"], type="mesh", material=mat, path="box_dup_flipped.ply"),
+               _fields(SOURCES["inflow"], type="inflow", material=mat, center=[0.0, 0.5, 0.9], frame_end=3,
+                       keyframes=[_fields(INFLOW_KEY_PARAMETERS, frame=1, center=[0.0, 0.5, 0.9]),
+                                  _fields(INFLOW_KEY_PARAMETERS, frame=3, center=[0.2, 0.5, 0.9])])]
+    colliders = [placed("plane", position=[0, 0, -1.2]),
+                 placed("box_container", size=[4, 4, 4], position=[0.5, 0.5, 0.8]),
+                 placed("box", size=[0.2, 0.2, 0.2], position=[1.4, 1.4, -0.5], keyframes=keys),
+                 placed("sphere", radius=0.1, position=[-1.4, 1.4, -0.5]),
+                 placed("mesh", path="plane_quad.ply", mode="shell", position=[0, 0, -0.9]),
+                 placed("mesh", path="plane_quad.ply", mode="shell", position=[0, 0, -0.7], deforming=True,
+                        frame_paths=[{"frame": 1, "path": "plane_quad.ply"}, {"frame": 2, "path": "plane_quad.ply"}])]
+    outflows = [placed("box", PLACEMENT_PARAMETERS, size=[0.2, 0.2, 0.2], position=[-1.4, -1.4, -0.5],
+                       keyframes=[{**k, "position": [-1.4, -1.4 + 0.1 * j, -0.5]} for j, k in enumerate(keys)]),
+                placed("sphere", PLACEMENT_PARAMETERS, radius=0.1, position=[1.4, -1.4, -0.5]),
+                placed("mesh", PLACEMENT_PARAMETERS, path="two_boxes.obj", position=[-1.1, -1.1, -1.1])]
+    assert {o["type"] for o in outflows} == set(OUTFLOW_KINDS)
+    return {"format": FORMAT, **_fields(TOP_PARAMETERS, name="every field", particle_spacing=0.2, frame_end=3),
+            "simulation": _fields(SIMULATION_PARAMETERS), "materials": materials, "sources": sources,
+            "colliders": colliders, "outflows": outflows, "domain": _fields(DOMAIN_PARAMETERS, min=[-2, -2, -2],
+                                                                                max=[2, 2, 2]),
+            "surface": _fields(SURFACE_PARAMETERS), "diagnostics": {"front": _fields(FRONT_PARAMETERS)}}
+
+
 BASES = {p.stem: json.loads(p.read_text()) for p in sorted(SCENES.glob("*.json"))}
+BASES["every_field"] = _every_field_scene()
 BASES["meshes"] = scene_dict(
     sources=[{"type": "mesh", "material": "water", "path": "box_dup_flipped.ply"}],
     colliders=[{"type": "mesh", "path": "plane_quad.ply", "mode": "shell", "position": [0, 0, -0.6]},
@@ -70,7 +128,8 @@ _numbers = st.one_of(
 
 @st.composite
 def mutated_scene_bytes(draw) -> bytes:
-    data = copy.deepcopy(BASES[draw(st.sampled_from(sorted(BASES)))])
+    # The scene with every field twice as often: most of the fields are only there.
+    data = copy.deepcopy(BASES[draw(st.sampled_from(sorted(BASES) + ["every_field"]))])
     for _ in range(draw(st.integers(1, 2))):
         slots = _slots(data)
         if not slots:
@@ -115,7 +174,17 @@ def _scene_dir(content: bytes) -> Path:
 
 
 def _listing(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    """Every path below ``root`` but the cache lock's own files, which come and go with every command."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.name.startswith(".sph_lock"))
+
+
+def _run(*args) -> tuple[int, str, str]:
+    """``run_main``, failing on any warning: the one error line must be all the user sees."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run_main(*args)
+    assert not caught, [f"{w.filename}:{w.lineno}: {w.message}" for w in caught]
+    return out
 
 
 def _assert_clean_outcome(code: int, err: str) -> None:
@@ -131,7 +200,7 @@ def test_validate_survives_any_scene(content):
     root = _scene_dir(content)
     try:
         before = _listing(root)
-        code, _, err = run_main("validate", root / "scene.json")
+        code, _, err = _run("validate", root / "scene.json")
         event(f"validate exit {code}")
         _assert_clean_outcome(code, err)
         assert _listing(root) == before, "validate must not write anything"
@@ -146,20 +215,19 @@ def test_bake_of_first_frame_agrees_with_validate(content):
     it must refuse exactly what validate refuses, before writing, and write a cache otherwise."""
     root = _scene_dir(content)
     try:
-        validated, _, _ = run_main("validate", root / "scene.json")
         frames = _first_frame(content)
         if frames is None:
             return
+        validated, _, _ = _run("validate", root / "scene.json", "--frames", frames)
         before = _listing(root)
-        code, _, err = run_main("bake", root / "scene.json", "--out", root / "cache", "--frames", frames, "--quiet")
+        code, _, err = _run("bake", root / "scene.json", "--out", root / "cache", "--frames", frames, "--quiet")
         event(f"bake exit {code}")
         _assert_clean_outcome(code, err)
         if code == 2:
             assert _listing(root) == before, "a refused bake must not write anything"
         else:
             assert (root / "cache" / "manifest.json").exists()
-        if validated == 0:
-            assert code == 0, f"validate said valid, the bake refused: {err}"
+        assert code == validated, f"validate exit {validated}, bake exit {code}: {err}"
     finally:
         shutil.rmtree(root)
 
@@ -177,14 +245,15 @@ def _first_frame(content: bytes) -> str | None:
 
 def test_the_fuzzers_reach_both_outcomes():
     """The strategies are not vacuous: fixed samples include scenes that pass and scenes that are refused."""
-    codes = set()
-    for content in (json.dumps(BASES["jelly_drop"]).encode(), b"{", json.dumps(BASES["meshes"]).encode()):
+    codes = []
+    for content in (json.dumps(BASES["jelly_drop"]).encode(), b"{", json.dumps(BASES["meshes"]).encode(),
+                    json.dumps(BASES["every_field"]).encode()):
         root = _scene_dir(content)
         try:
-            codes.add(run_main("validate", root / "scene.json")[0])
+            codes.append(run_main("validate", root / "scene.json")[0])
         finally:
             shutil.rmtree(root)
-    assert codes == {0, 2}
+    assert codes == [0, 2, 0, 0]
     assert os.path.isdir(SCENES)
 
 
@@ -196,10 +265,31 @@ def baked_cache(tmp_path_factory):
     (root / "scene.json").write_text(json.dumps(scene_dict(frame_end=2)))
     code, _, err = run_main("bake", root / "scene.json", "--out", root / "cache", "--quiet")
     assert code == 0, err
+    code, _, err = run_main("mesh", root / "cache", "--frames", "2-2", "--quiet")
+    assert code == 0, err
     return root
 
 
-_CACHE_FILES = ("manifest.json", "scene.json", "particles/particles_0002.ply", "state/checkpoint_0002.npz")
+_CACHE_FILES = ("manifest.json", "scene.json", "particles/particles_0002.ply", "state/checkpoint_0002.npz",
+                "surface/surface_0002.ply")
+
+
+def _replay(cache: Path) -> tuple[int, str, str]:
+    """What Blender's replay reads of a cache, through the core (``blender/replay.py``): the frames' PLY
+    files and the stored scene. Its only refusals are ``PlyError`` and ``InputError`` (exit 2 here)."""
+    from sph_addon.core.errors import InputError
+    from sph_addon.core.jsonfile import read_json
+    from sph_addon.core.plyio import PlyError, read_ply
+
+    try:
+        for path in (cache / "particles" / "particles_0002.ply", cache / "surface" / "surface_0002.ply"):
+            data = read_ply(path)
+            faces = data.faces
+            assert not faces.size or 0 <= faces.min() <= faces.max() < len(data.vertices)
+        read_json(cache / "scene.json", "stored scene")
+    except (PlyError, InputError) as exc:
+        return 2, "", f"error: {str(exc).splitlines()[0]}\n"
+    return 0, "", ""
 
 
 @st.composite
@@ -234,13 +324,14 @@ def test_commands_survive_any_damaged_cache(baked_cache, data):
         shutil.copytree(baked_cache / "cache", root / "cache")
         target = root / "cache" / name
         target.write_bytes(data.draw(damaged_file(target.read_bytes())))
-        command = data.draw(st.sampled_from(("info", "preview", "resume", "mesh")))
+        command = data.draw(st.sampled_from(("info", "preview", "resume", "mesh", "replay")))
         args = {"info": ("info", root / "cache"),
                 "preview": ("preview", root / "cache", "--frames", "2-2", "--out", root / "p.png"),
                 "resume": ("bake", root / "scene.json", "--out", root / "cache", "--resume", "--quiet"),
-                "mesh": ("mesh", root / "cache", "--frames", "2-2", "--quiet")}[command]
+                "mesh": ("mesh", root / "cache", "--frames", "2-2", "--quiet"),
+                "replay": ()}[command]
         before = _listing(root)
-        code, _, err = run_main(*args)
+        code, _, err = _replay(root / "cache") if command == "replay" else _run(*args)
         event(f"{command} exit {code}")
         if command == "mesh" and code == 2:
             assert "Traceback" not in err  # per-frame failures are one line each, then the summary

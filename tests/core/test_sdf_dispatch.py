@@ -111,7 +111,7 @@ _RUN_KERNELS = textwrap.dedent("""
     eye, zero = np.eye(3), np.zeros(3)
     x = np.array([[0.0, 0.0, -0.49], [0.1, 0.2, 0.0]])
     dv = np.zeros_like(x)
-    response.collide(shape.code, shape.params, shape.grid, eye, zero, eye, zero, x, x.copy(), 0.01, 0.025,
+    response.collide(shape.code, shape.params, shape.grid, eye, zero, eye, zero, x, x, x.copy(), 0.01, 0.025,
                      0.0, 0.0, 0.0, True, dv)
     d = np.empty(len(x))
     response.distances(shape.code, shape.params, shape.grid, x, d)

@@ -105,6 +105,24 @@ def test_force_and_free_never_follow_a_symlink_out_of_the_cache(tmp_path, write_
     assert (out / "particles").is_symlink()
 
 
+def test_no_command_writes_through_a_linked_cache_folder(tmp_path, write_scene):
+    """``mesh`` (with or without --force) and ``preview`` refuse a cache whose ``surface`` folder (or the
+    preview's folder) is a link, as ``bake --force`` does, before writing anything into its target."""
+    out = tmp_path / "c"
+    assert run_main("bake", write_scene(_tiny_scene(1)), "--out", out, "--quiet")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "surface_0001.ply").write_text("someone else's")
+    (out / "surface").symlink_to(elsewhere, target_is_directory=True)
+    (out / "look").symlink_to(elsewhere, target_is_directory=True)
+    for args in (("mesh", out, "--force", "--quiet"), ("mesh", out, "--quiet"),
+                 ("preview", out, "--out", out / "look" / "p.png")):
+        code, _, err = run_main(*args)
+        assert code == 2 and "symbolic link" in err and len(err.strip().splitlines()) == 1, (args, err)
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["surface_0001.ply"], args
+    assert (elsewhere / "surface_0001.ply").read_text() == "someone else's"
+
+
 def test_free_removes_only_the_files_a_bake_wrote(tmp_path, write_scene):
     scene = write_scene(scene_dict(frame_end=1))
     out = tmp_path / "c"

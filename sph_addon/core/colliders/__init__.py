@@ -276,10 +276,10 @@ class Collider:
     def surface_speed(self, frame: float, fps: float, points: np.ndarray, margin: float) -> float:
         """Fastest speed of the collider's surface where it may meet ``points`` from ``frame`` to the next, m/s.
 
-        The origin's speed plus |ω| R, with ω the rotation over the frame (its angle on the shortest
-        arc, as ``motion`` interpolates: at most half a turn per frame between keys) and R the
-        largest distance from the origin of the surface (``Shape.radius``) or of the points
-        (particles, grown by how far the origin moves and ``margin``, m), whichever is smaller.
+        The origin's speed plus |ω| R, with ω the angle the collider turns through over the frame
+        (``Motion.turn``: the Euler angles' change, which bounds it) and R the largest distance from
+        the origin of the surface (``Shape.radius``) or of the points (particles, grown by how far
+        the origin moves and ``margin``, m), whichever is smaller.
 
         Parameters
         ----------
@@ -287,13 +287,13 @@ class Collider:
         points : (n, 3) float64 world positions of the particles, m.
         margin : m, added to the points' distance (a support radius: a particle reaches that far).
         """
-        r0, p0 = self.transform(frame)
-        r1, p1 = self.transform(frame + 1)
+        _, p0 = self.transform(frame)
+        _, p1 = self.transform(frame + 1)
         shift = float(np.linalg.norm(p1 - p0))
         speed = shift * fps
-        if np.array_equal(r0, r1):
+        angle = self.motion.turn(frame, frame + 1)
+        if angle == 0.0:
             return speed
-        angle = math.acos(min(1.0, max(-1.0, 0.5 * (float(np.trace(r1 @ r0.T)) - 1.0))))
         reach = self.shape.radius
         if len(points):
             d = points - p0

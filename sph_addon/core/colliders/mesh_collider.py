@@ -92,8 +92,7 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
         raise InputError(f"{ctx.where}.thickness",
                          f"a shell must be at least one cell thick: {settings['thickness']:g} m is below the "
                          f"cell size {h:g} m; raise thickness or lower cell_size")
-    if np.isfinite(vertices).all() and len(vertices):
-        check_grid_budget(vertices, triangles, settings, ctx.memory_budget, ctx.where, path.name, reach=ctx.reach)
+    check_grid_budget(vertices, triangles, settings, ctx.memory_budget, ctx.where, path.name, reach=ctx.reach)
     if ctx.sdf_cache is not None:
         sdf = ctx.sdf_cache.get(vertices, triangles, memory_budget=ctx.memory_budget, where=where,
                                 reach=ctx.reach, **settings)

@@ -120,27 +120,26 @@ def resolve_mesh_path(base_dir: Path, text: str) -> Path:
     return Path(base_dir) / text
 
 
-def _absent(path: Path) -> bool:
-    """Whether ``path`` does not exist (an unusable path is left to :func:`check_file` to explain)."""
+def _stat(path: Path, where: str) -> os.stat_result | None:
+    """``path``'s status, None when it does not exist; InputError at ``where`` for a path that cannot be used."""
     try:
-        path.stat()
+        return path.stat()
     except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
+        return None
+    except OSError as exc:  # a name too long, a loop of links, a folder that is a file
+        raise InputError(where, f"mesh file cannot be opened ({exc.strerror or exc}); check the path") from None
+    except ValueError:  # no file system takes a NUL character in a name
+        raise InputError(where, "the path contains a NUL character, which no file name can hold; correct the "
+                                "path") from None
 
 
 def check_file(path: Path, where: str) -> None:
     """Raise InputError at ``where`` unless ``path`` is a readable PLY or OBJ file."""
     if path.suffix.lower() not in MESH_SUFFIXES:
         raise InputError(where, f"{path.name}: unsupported mesh format {path.suffix!r} (use .ply or .obj)")
-    try:
-        found = path.stat()
-    except FileNotFoundError:
-        raise InputError(where, f"mesh file not found: {path}") from None
-    except OSError as exc:  # a name too long, a loop of links, a folder that is a file
-        raise InputError(where, f"mesh file cannot be opened ({exc.strerror or exc}); check the path") from None
+    found = _stat(path, where)
+    if found is None:
+        raise InputError(where, f"mesh file not found: {path}")
     if not stat.S_ISREG(found.st_mode):
         raise InputError(where, f"not a file: {path}")
     if not os.access(path, os.R_OK):
@@ -201,7 +200,7 @@ def check_mesh_files(p: dict[str, Any], item: dict[str, Any], where: str, base_d
             continue
         checked.add(text)
         path = resolve_mesh_path(base_dir, text)
-        if _absent(path) and path.suffix.lower() in MESH_SUFFIXES:
+        if path.suffix.lower() in MESH_SUFFIXES and _stat(path, where + suffix) is None:
             missing.append((suffix, path))
             continue
         check_file(path, where + suffix)

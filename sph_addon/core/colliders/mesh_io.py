@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import config
 from ..errors import InputError
 from ..plyio import PlyError, read_ply
 from ..polygons import triangulate
@@ -37,7 +38,8 @@ def load_mesh(path: str | os.PathLike, where: str | None = None) -> tuple[np.nda
     Raises
     ------
     InputError
-        Unreadable file, unknown suffix, malformed content, or no triangles.
+        Unreadable file, unknown suffix, malformed content, no triangles, or coordinates
+        :func:`check_coordinates` refuses.
     """
     path = Path(path)
     where = where or str(path)
@@ -57,7 +59,21 @@ def load_mesh(path: str | os.PathLike, where: str | None = None) -> tuple[np.nda
         raise InputError(where, f"{path.name}: unsupported mesh format {suffix!r} (use .ply or .obj).")
     if len(t) == 0:
         raise InputError(where, f"{path.name}: the file has no faces.")
+    check_coordinates(v, where, path.name)
     return v, t
+
+
+def check_coordinates(vertices: np.ndarray, where: str, name: str) -> None:
+    """Refuse NaN, infinite or absurd (beyond ``config.MAX_MAGNITUDE``) vertex coordinates, m.
+
+    The one guard of mesh sizes: every size, count and grid derived from a mesh (particle
+    estimates, distance grids, fills) is computed after it, so none of them can overflow
+    (a box scaled to 1e300 m made the particle estimate infinite) or warn.
+    """
+    v = np.asarray(vertices)
+    if not np.isfinite(v).all() or (v.size and float(np.abs(v).max()) > config.MAX_MAGNITUDE):
+        raise InputError(where, f"{name}: the mesh has NaN, infinite or absurd (beyond {config.MAX_MAGNITUDE:g} m) "
+                                "vertex coordinates; fix the mesh")
 
 
 def _obj_index(token: str, nv: int, where: str, lineno: int) -> int:

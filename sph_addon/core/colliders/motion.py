@@ -7,9 +7,10 @@ of each substep, so a motion is anything with ``transform(frame) -> (R, t)``.
 
 - :class:`StaticMotion`: one pose for the whole bake.
 - :class:`KeyframedMotion`: poses at keyframes (the Blender export samples
-  every frame); positions are interpolated linearly, rotations as rotations
-  (unit quaternions, slerp on the shortest arc), held before the first and
-  after the last key.
+  every frame); positions and Euler angles are interpolated linearly, held
+  before the first and after the last key. The angles are what Blender
+  animates (one curve per angle), so keys 0 and 480° about Z turn the collider
+  through 480°, as Blender shows it, not 120° along the shortest arc.
 
 Where a dynamic rigid body plugs in (Clavet 2005, thesis section 6.3 and
 Algorithm 7, two-way coupling; not implemented yet): it is one more
@@ -21,13 +22,11 @@ resumed bake continues exactly. ``transform`` then reads that state instead of
 keys.
 
 Rotations follow :func:`euler_xyz_matrix` (Blender's XYZ Euler, R = Rz Ry Rx,
-local -> world); quaternions are (w, x, y, z), Hamilton product, active
-rotations. numpy only: this runs a few times per substep per collider.
+local -> world). numpy only: this runs a few times per substep per collider.
 """
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -62,6 +61,10 @@ class Motion(ABC):
     def moving(self) -> bool:
         """Whether the pose may change over time (False lets callers skip per-frame work)."""
 
+    @abstractmethod
+    def turn(self, frame0: float, frame1: float) -> float:
+        """Largest angle (rad) the collider turns through from ``frame0`` to ``frame1`` (an upper bound)."""
+
 
 class StaticMotion(Motion):
     """One pose for the whole bake.
@@ -87,78 +90,18 @@ class StaticMotion(Motion):
     def moving(self) -> bool:
         return False
 
-
-def _axis_quaternion(axis: int, angle: float) -> np.ndarray:
-    q = np.zeros(4)
-    q[0] = math.cos(0.5 * angle)
-    q[1 + axis] = math.sin(0.5 * angle)
-    return q
-
-
-def _quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a b (rotate by b, then by a)."""
-    aw, av = a[0], a[1:]
-    bw, bv = b[0], b[1:]
-    return np.concatenate(([aw * bw - av @ bv], aw * bv + bw * av + np.cross(av, bv)))
-
-
-def euler_xyz_quaternion(rx: float, ry: float, rz: float) -> np.ndarray:
-    """Unit quaternion (w, x, y, z) of the rotation ``euler_xyz_matrix(rx, ry, rz)`` (angles in rad)."""
-    # R = Rz Ry Rx: compose in the same order.
-    q = _quaternion_product(_axis_quaternion(2, rz),
-                            _quaternion_product(_axis_quaternion(1, ry), _axis_quaternion(0, rx)))
-    return q / np.linalg.norm(q)
-
-
-def quaternion_matrix(q: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = q
-    return np.array([
-        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-        [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-        [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
-    ])
-
-
-def slerp(q0: np.ndarray, q1: np.ndarray, s: float) -> np.ndarray:
-    """Spherical linear interpolation of unit quaternions on the shortest arc.
-
-    q and -q are the same rotation; taking the one nearer ``q0`` makes the
-    interpolation turn by less than half a turn, so Euler keys that differ by
-    2π (a continuity choice of the exporter, not a motion) give no spin.
-
-    Parameters
-    ----------
-    q0, q1 : (4,) unit quaternions (w, x, y, z).
-    s : fraction in [0, 1].
-
-    Returns
-    -------
-    (4,) unit quaternion: a rotation by ``s`` times the angle from q0 to q1 about their fixed axis.
-    """
-    dot = float(q0 @ q1)
-    if dot < 0.0:
-        q1 = -q1
-        dot = -dot
-    if dot > 1.0 - 1e-12:
-        # Nearly equal: sin(theta) would vanish; the chord and the arc agree to rounding.
-        q = q0 + s * (q1 - q0)
-    else:
-        theta = math.acos(dot)
-        q = (math.sin((1.0 - s) * theta) * q0 + math.sin(s * theta) * q1) / math.sin(theta)
-    return q / np.linalg.norm(q)
+    def turn(self, frame0: float, frame1: float) -> float:
+        return 0.0
 
 
 class KeyframedMotion(Motion):
     """Pose interpolated between keyframes, held before the first and after the last.
 
-    Positions are interpolated linearly per axis. Rotations are interpolated as
-    rotations (slerp, shortest arc): a turn about a tilted axis stays about that
-    axis, which component-wise Euler interpolation does not do. Where the two
-    bracketing keys have the same Euler angles (and before the first / after the
-    last key) the matrix is ``euler_xyz_matrix`` of the key's angles, exactly
-    as when Euler angles were interpolated linearly, so those results are
-    byte-identical to earlier versions.
+    Positions and Euler XYZ angles are interpolated linearly, each component on its own
+    (per-axis ``np.interp``), as Blender interpolates the curves of its location and
+    rotation channels between samples: the angles mean turns, so keys 2π apart make a full
+    revolution, as they do in Blender. At a key, between two keys with the same angles and
+    outside the keys the matrix is ``euler_xyz_matrix`` of the key's angles.
 
     Parameters
     ----------
@@ -178,11 +121,13 @@ class KeyframedMotion(Motion):
         if np.any(np.diff(self.frames) <= 0.0):
             raise ValueError("key frames must be increasing")
         self._matrices = [euler_xyz_matrix(*(float(a) for a in rot)) for rot in self.rotations_euler_xyz]
-        self._quaternions = [euler_xyz_quaternion(*rot) for rot in self.rotations_euler_xyz]
+
+    def _euler(self, frame: float) -> np.ndarray:
+        """(3,) Euler XYZ angles at ``frame``, rad."""
+        return np.array([np.interp(frame, self.frames, self.rotations_euler_xyz[:, k]) for k in range(3)])
 
     def transform(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
         f = self.frames
-        # Per-axis np.interp, as before the Motion split (byte-identical positions).
         pos = np.array([np.interp(frame, f, self.positions[:, k]) for k in range(3)])
         if frame <= f[0]:
             return self._matrices[0].copy(), pos
@@ -191,12 +136,18 @@ class KeyframedMotion(Motion):
         j = int(np.searchsorted(f, frame, side="right")) - 1
         if frame == f[j] or np.array_equal(self.rotations_euler_xyz[j], self.rotations_euler_xyz[j + 1]):
             return self._matrices[j].copy(), pos
-        s = (frame - f[j]) / (f[j + 1] - f[j])
-        return quaternion_matrix(slerp(self._quaternions[j], self._quaternions[j + 1], s)), pos
+        return euler_xyz_matrix(*(float(a) for a in self._euler(frame))), pos
+
+    def turn(self, frame0: float, frame1: float) -> float:
+        """The angles' total change from ``frame0`` to ``frame1``, rad: the rotation Rz(c) Ry(b) Rx(a) turns
+        at |ω| <= |ȧ| + |ḃ| + |ċ| (each factor turns about a unit axis), so no point turns through more."""
+        lo, hi = min(frame0, frame1), max(frame0, frame1)
+        knots = [lo, *(f for f in self.frames if lo < f < hi), hi]
+        angles = np.array([self._euler(f) for f in knots])
+        return float(np.abs(np.diff(angles, axis=0)).sum())
 
     @property
     def moving(self) -> bool:
-        # Keys that differ at all count as motion (Euler keys 2π apart included: conservative).
         return len(self.frames) > 1 and bool(np.ptp(self.positions, axis=0).any()
                                              or np.ptp(self.rotations_euler_xyz, axis=0).any())
 

@@ -65,3 +65,24 @@ def scene_reach(scene, motion: Motion) -> tuple[np.ndarray, np.ndarray] | None:
     """
     grow = max(1.0, float(scene.simulation["cfl"])) * scene.particle_spacing
     return domain_in_local_frame(scene.domain, motion, scene.frame_start, scene.frame_end, grow)
+
+
+def scene_build_context(scene, where: str, p: dict, sdf_cache=None):
+    """The ``BuildContext`` of a collider or outflow ``p`` of ``scene`` (a ``scene.Scene``) at its first
+    frame, its grid clipped to :func:`scene_reach`.
+
+    The bake (``Simulation``) and its checks (``preflight``) build shapes through this one
+    context, so the fields the checks build are the ones the bake finds in its SDF cache.
+
+    Parameters
+    ----------
+    where : JSON path of the item, e.g. ``colliders[2]``.
+    p : its resolved fields (placement and keyframes).
+    sdf_cache : ``sdf_cache.SDFCache`` or None.
+    """
+    from . import BuildContext
+    from .motion import motion_from_scene
+
+    return BuildContext(base_dir=scene.base_dir, where=where, spacing=scene.particle_spacing,
+                        frame=scene.frame_start, memory_budget=int(scene.simulation["memory_budget_mb"] * 2**20),
+                        sdf_cache=sdf_cache, reach=scene_reach(scene, motion_from_scene(p, scene.frame_start)))

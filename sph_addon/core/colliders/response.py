@@ -126,6 +126,33 @@ def first_entry(code, params, grid, ax, ay, az, bx, by, bz, radius, lipschitz, m
     return -1.0
 
 
+@njit(**config.NJIT_INLINE)
+def crossed(code, params, grid, qx, qy, qz, px, py, pz, d, lx, ly, lz, disp, radius, lipschitz, min_step):
+    """Where a particle that may have come from the collider's other side entered its contact zone.
+
+    The continuous test of the module docstring, for a path the distances at its ends do not
+    certify clear: when it could reach the zone and the normals at its ends disagree, the path
+    is marched (:func:`first_entry`).
+
+    Parameters
+    ----------
+    code, params, grid : the collider's field.
+    qx, qy, qz : the path's start, local frame at the step's start (m).
+    px, py, pz : its end, local frame at the step's end (m); d, lx, ly, lz : the field there.
+    disp : the path's length, m. radius, lipschitz, min_step : as for :func:`first_entry`.
+
+    Returns
+    -------
+    float
+        The parameter in [0, 1] of the point to put the particle at, or -1.0 (leave it).
+    """
+    d0, mx, my, mz = sdf_eval(code, params, grid, qx, qy, qz)
+    # Closest approach along the path is >= (d0 + d - L disp) / 2 (the two cones meet).
+    if d0 + d - lipschitz * disp >= 2.0 * radius or not mx * lx + my * ly + mz * lz < 0.0:
+        return -1.0
+    return first_entry(code, params, grid, qx, qy, qz, px, py, pz, radius, lipschitz, min_step)
+
+
 @njit(**config.NJIT)
 def _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_stick):
     """Velocity change (to subtract) of one particle near a collider, m/s.
@@ -181,13 +208,73 @@ def _push_out(code, params, grid, r1, t1, x, i, radius):
         x[i, 2] += push * (r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz)
 
 
+@njit(**config.NJIT_INLINE)
+def _contact(code, params, grid, r0, t0, r1, t1, x, x_prev, i, dt, inv_dt, radius, friction, k_stick, d_stick,
+             continuous, lipschitz, min_step):
+    """Resolve particle ``i``'s contact with one collider in place (mutates ``x[i]``): :func:`collide`'s body."""
+    px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
+    d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
+    gap = d - radius
+    touching = gap < 0.0
+    if continuous:
+        # Where the particle started, relative to the collider (its frame at step start).
+        qx, qy, qz = _to_local(r0, t0, x_prev[i, 0], x_prev[i, 1], x_prev[i, 2])
+        disp = math.sqrt((px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2)
+        if gap >= lipschitz * disp:
+            # The whole path is at least ``gap - L disp >= 0`` from the zone.
+            if gap >= d_stick:
+                return
+        else:
+            s = crossed(code, params, grid, qx, qy, qz, px, py, pz, d, lx, ly, lz, disp, radius, lipschitz,
+                        min_step)
+            if s >= 0.0:
+                px = qx + s * (px - qx)
+                py = qy + s * (py - qy)
+                pz = qz + s * (pz - qz)
+                d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
+                x[i, 0] = r1[0, 0] * px + r1[0, 1] * py + r1[0, 2] * pz + t1[0]
+                x[i, 1] = r1[1, 0] * px + r1[1, 1] * py + r1[1, 2] * pz + t1[1]
+                x[i, 2] = r1[2, 0] * px + r1[2, 1] * py + r1[2, 2] * pz + t1[2]
+                gap = d - radius
+                touching = True
+    if not touching and gap >= d_stick:
+        return
+    nx = r1[0, 0] * lx + r1[0, 1] * ly + r1[0, 2] * lz
+    ny = r1[1, 0] * lx + r1[1, 1] * ly + r1[1, 2] * lz
+    nz = r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz
+    # Where the same material point of the collider was at the start of the step.
+    w0x = r0[0, 0] * px + r0[0, 1] * py + r0[0, 2] * pz + t0[0]
+    w0y = r0[1, 0] * px + r0[1, 1] * py + r0[1, 2] * pz + t0[1]
+    w0z = r0[2, 0] * px + r0[2, 1] * py + r0[2, 2] * pz + t0[2]
+    vbx = (x[i, 0] - x_prev[i, 0]) * inv_dt - (x[i, 0] - w0x) * inv_dt
+    vby = (x[i, 1] - x_prev[i, 1]) * inv_dt - (x[i, 1] - w0y) * inv_dt
+    vbz = (x[i, 2] - x_prev[i, 2]) * inv_dt - (x[i, 2] - w0z) * inv_dt
+    ix, iy, iz = _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_stick)
+    x[i, 0] -= dt * ix
+    x[i, 1] -= dt * iy
+    x[i, 2] -= dt * iz
+    # In a concave edge or corner the nearest face changes as the particle leaves the
+    # first one: push out again along each new nearest face (at most 3 faces meet).
+    for _ in range(3):
+        _push_out(code, params, grid, r1, t1, x, i, radius)
+
+
 @njit(**config.NJIT_PARALLEL)
-def collide(code, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction, k_stick, d_stick,
+def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, friction, k_stick, d_stick,
             continuous, dv):
     """Resolve contacts of all particles with one collider (mutates ``x`` and ``dv``).
 
     Clavet 2005, thesis sections 6.2-6.3 (Algorithm 7, lines 12-15), with the
     continuous test described in the module docstring.
+
+    Every collider of a substep resolves its contacts from the same positions ``x0``, those
+    the models left, never from another collider's result: a wall that saw a paddle's push
+    would take back the paddle's velocity with its own impulse (Clavet's response removes
+    the whole approaching normal velocity) and put the particle back behind the paddle, so
+    particles went through a fast paddle listed before the tank and not after it. A particle
+    this collider moves gets its result in ``x`` (the last collider's, when several move it:
+    ``Simulation._collide`` then sums their displacements); one it leaves alone keeps what
+    ``x`` holds. With one collider, ``x0`` is ``x`` itself.
 
     Parameters
     ----------
@@ -196,18 +283,19 @@ def collide(code, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction,
     params : float64[:] shape numbers; grid : float32[:,:,:] sampled field (or dummy).
     r0, r1 : (3,3) float64 rotation (local -> world) at step start / end.
     t0, t1 : (3,) float64 translation at step start / end, m.
-    x : (n,3) float64 predicted positions, m; mutated.
+    x : (n,3) float64 positions, m; rows this collider moves are overwritten with its result.
+    x0 : (n,3) float64 predicted positions before any collider, m (may be ``x``); read only.
     x_prev : (n,3) float64 positions at the start of the step, m.
     dt : step, s. radius : particle radius, m.
     friction : μ in [0, 1]. k_stick : stickiness, 1/s^2. d_stick : stickiness range, m.
     continuous : bool, march the paths of particles that may have crossed the collider.
     dv : (n,3) float64, overwritten: each particle's velocity change from this collider, m/s
-        (the position change this call made, divided by dt; 0 for particles it left alone).
+        (its displacement from ``x0``, divided by dt; 0 for particles it left alone).
         Sum it with :func:`impulse_and_torque`.
     """
     # numba does not check bounds: a short dv would be written past its end.
-    if x_prev.shape[0] != x.shape[0] or dv.shape[0] != x.shape[0]:
-        raise ValueError("collide: x_prev and dv must have as many rows as x")
+    if x_prev.shape[0] != x.shape[0] or dv.shape[0] != x.shape[0] or x0.shape[0] != x.shape[0]:
+        raise ValueError("collide: x0, x_prev and dv must have as many rows as x")
     inv_dt = 1.0 / dt
     # Bound of |grad d| for the certificate and the march: 1 for exact distances, up to
     # sqrt(3) for a trilinear grid of a distance field; 2 leaves a margin.
@@ -215,64 +303,29 @@ def collide(code, params, grid, r0, t0, r1, t1, x, x_prev, dt, radius, friction,
     # The contact zone d < radius is at least 2 radius wide: a quarter radius cannot skip it.
     min_step = 0.25 * radius
     for i in prange(x.shape[0]):
-        dv[i, 0] = 0.0
-        dv[i, 1] = 0.0
-        dv[i, 2] = 0.0
-        # Where the particle was before this collider moved it (dv is measured from here).
-        ox = x[i, 0]
-        oy = x[i, 1]
-        oz = x[i, 2]
-        px, py, pz = _to_local(r1, t1, x[i, 0], x[i, 1], x[i, 2])
-        d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
-        gap = d - radius
-        touching = gap < 0.0
-        if continuous:
-            # Where the particle started, relative to the collider (its frame at step start).
-            qx, qy, qz = _to_local(r0, t0, x_prev[i, 0], x_prev[i, 1], x_prev[i, 2])
-            disp = math.sqrt((px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2)
-            if gap >= lipschitz * disp:
-                # The whole path is at least ``gap - L disp >= 0`` from the zone.
-                if gap >= d_stick:
-                    continue
-            else:
-                d0, mx, my, mz = sdf_eval(code, params, grid, qx, qy, qz)
-                # Closest approach along the path is >= (d0 + d - L disp) / 2 (the two cones meet).
-                clear = d0 + d - lipschitz * disp >= 2.0 * radius
-                if not clear and mx * lx + my * ly + mz * lz < 0.0:
-                    s = first_entry(code, params, grid, qx, qy, qz, px, py, pz, radius, lipschitz, min_step)
-                    if s >= 0.0:
-                        px = qx + s * (px - qx)
-                        py = qy + s * (py - qy)
-                        pz = qz + s * (pz - qz)
-                        d, lx, ly, lz = sdf_eval(code, params, grid, px, py, pz)
-                        x[i, 0] = r1[0, 0] * px + r1[0, 1] * py + r1[0, 2] * pz + t1[0]
-                        x[i, 1] = r1[1, 0] * px + r1[1, 1] * py + r1[1, 2] * pz + t1[1]
-                        x[i, 2] = r1[2, 0] * px + r1[2, 1] * py + r1[2, 2] * pz + t1[2]
-                        gap = d - radius
-                        touching = True
-        if not touching and gap >= d_stick:
-            continue
-        nx = r1[0, 0] * lx + r1[0, 1] * ly + r1[0, 2] * lz
-        ny = r1[1, 0] * lx + r1[1, 1] * ly + r1[1, 2] * lz
-        nz = r1[2, 0] * lx + r1[2, 1] * ly + r1[2, 2] * lz
-        # Where the same material point of the collider was at the start of the step.
-        w0x = r0[0, 0] * px + r0[0, 1] * py + r0[0, 2] * pz + t0[0]
-        w0y = r0[1, 0] * px + r0[1, 1] * py + r0[1, 2] * pz + t0[1]
-        w0z = r0[2, 0] * px + r0[2, 1] * py + r0[2, 2] * pz + t0[2]
-        vbx = (x[i, 0] - x_prev[i, 0]) * inv_dt - (x[i, 0] - w0x) * inv_dt
-        vby = (x[i, 1] - x_prev[i, 1]) * inv_dt - (x[i, 1] - w0y) * inv_dt
-        vbz = (x[i, 2] - x_prev[i, 2]) * inv_dt - (x[i, 2] - w0z) * inv_dt
-        ix, iy, iz = _impulse(vbx, vby, vbz, nx, ny, nz, touching, gap, dt, friction, k_stick, d_stick)
-        x[i, 0] -= dt * ix
-        x[i, 1] -= dt * iy
-        x[i, 2] -= dt * iz
-        # In a concave edge or corner the nearest face changes as the particle leaves the
-        # first one: push out again along each new nearest face (at most 3 faces meet).
-        for _ in range(3):
-            _push_out(code, params, grid, r1, t1, x, i, radius)
-        dv[i, 0] = (x[i, 0] - ox) * inv_dt
-        dv[i, 1] = (x[i, 1] - oy) * inv_dt
-        dv[i, 2] = (x[i, 2] - oz) * inv_dt
+        # What the colliders before this one made of the particle, kept unless this one moves it.
+        cx = x[i, 0]
+        cy = x[i, 1]
+        cz = x[i, 2]
+        ox = x0[i, 0]
+        oy = x0[i, 1]
+        oz = x0[i, 2]
+        x[i, 0] = ox
+        x[i, 1] = oy
+        x[i, 2] = oz
+        _contact(code, params, grid, r0, t0, r1, t1, x, x_prev, i, dt, inv_dt, radius, friction, k_stick, d_stick,
+                 continuous, lipschitz, min_step)
+        if x[i, 0] == ox and x[i, 1] == oy and x[i, 2] == oz:
+            x[i, 0] = cx
+            x[i, 1] = cy
+            x[i, 2] = cz
+            dv[i, 0] = 0.0
+            dv[i, 1] = 0.0
+            dv[i, 2] = 0.0
+        else:
+            dv[i, 0] = (x[i, 0] - ox) * inv_dt
+            dv[i, 1] = (x[i, 1] - oy) * inv_dt
+            dv[i, 2] = (x[i, 2] - oz) * inv_dt
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -404,3 +404,28 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
                       np.flatnonzero(weight > 0.0), kappa)
     tension_field(x, nbr, count, mat, kappa, weight, tension, h, units.TENSION_SUPPORT, pi)
     csf_impulses(v, g, pi, mat, tension, density, dt, dv)
+
+
+def surface_energies(x: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray, tension: np.ndarray,
+                     spacing: float, h: float) -> np.ndarray:
+    """(n,) surface energy of each particle's share of the free surface, J: γ a_i 2 s³ |g_i| / K.
+
+    The CSF force's own measure of the surface (module docstring, pass 4): a particle of a
+    flat face carries 2 s³ |g_i| / K = s² of it, so the sum is the free area, weighted by the
+    surface weight a_i so that the bulk's noise in g counts for nothing.
+
+    Parameters
+    ----------
+    x : (n,3) float64 positions, m. nbr, count : their neighbour rows (n,K) int32 and lengths (n,).
+    mat : (n,) uint8 material ids. tension : per-material γ/K, N/m (``liquid_units.csf_tension``).
+    spacing, h : particle spacing and interaction radius, m.
+    """
+    from . import liquid_units as units
+
+    n = len(x)
+    g, normal, weight = np.empty((n, 3)), np.empty((n, 3)), np.empty(n)
+    rho0, _ = units.rest_densities(spacing, h)
+    k = units.csf_lattice_constant(spacing, h)
+    lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
+    colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
+    return 2.0 * spacing**3 * np.asarray(tension)[mat] * weight * np.sqrt(np.einsum("ij,ij->i", g, g))

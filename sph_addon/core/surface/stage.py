@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import refuse_links
 from ..cache_lock import lock_cache
 from ..errors import InputError, StorageError, is_storage_fault
 from ..jsonfile import read_json
@@ -117,12 +118,15 @@ def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettin
     ------
     PlyError, OSError, ValueError
         with a message naming the particle file.
+    InputError
+        the surface folder or file is a symbolic link (``cache.refuse_links``).
     """
     from .reconstruct import reconstruct_materials  # numba kernels: load only when meshing
 
     cache_dir = Path(cache_dir)
     src = particle_path(cache_dir, frame)
     dst = surface_path(cache_dir, frame)
+    refuse_links(cache_dir, dst)
     if not src.is_file():
         raise FileNotFoundError(f"{src}: missing particle file")
     stamp = _stamp(settings.digest(), _file_digest(src))
@@ -221,6 +225,7 @@ def mesh_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None = None
     if jobs < 1:
         raise InputError("jobs", f"must be at least 1, got {jobs}")
     settings = _cache_surface_settings(cache_dir)
+    refuse_links(cache_dir)
     available = _available_frames(cache_dir)
     if not available:
         raise InputError(str(cache_dir), f"no particle files ({PARTICLES_DIR}/particles_####.ply)")
