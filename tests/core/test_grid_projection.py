@@ -184,7 +184,7 @@ def test_a_surface_particle_rising_into_the_cell_above_moves_the_pressure_contin
     surface where it was, so its neighbours' projected velocities do not change (measured: 1e-12 of
     g Δt; bound 0.5 %). When the first cell holding a particle was fluid, crossing the face moved
     that column's surface up a whole cell, and the top layer was kicked sideways by 4.3 % of g Δt at
-    once: the bursts of a resting pool (1-2 cm/s at 2 s, session 27)."""
+    once: the bursts of a resting pool (1-2 cm/s at 2 s)."""
     sim = _tank()
     walls = sim._walls_at(0.0)
     x0 = sim.state.x

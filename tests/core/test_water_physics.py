@@ -80,7 +80,7 @@ def test_dam_break_front_is_the_same_at_three_spacings(dam_breaks):
     5 % of the slope at 20 (measured -0.1 / +2.5 / +3.2 % of Martin & Moyce's: -3.1 and -0.6 % of the
     slope at 20), and at every frame from T = 1.2 on the front within 8 % of the front at 20: one
     coarse spacing is 10 % of a and the front is binned at it, so two bins at Z = 2.5 (measured 5.0 %;
-    7.7 % with the grid's surface a cell out, session 27; 5 % before the grid projection)."""
+    7.7 % with the grid's surface a cell out; 5 % before the grid projection)."""
     t, z20 = dam_breaks[20]
     sel = t >= 1.2
     for n in (10, 15):
@@ -134,10 +134,10 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     needed 87 passes a substep and threw particles up at 1.01 m/s. The first frame's passes are now
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
     0.36 m/s over the first second, 0.38 once the passes were accelerated, 0.46 since frames are
-    re-planned; 0.153 since the walls mirror the liquid, session 25: what remained was the layers
+    re-planned; 0.153 since the walls mirror the liquid: what remained was the layers
     along the walls repacking, docs/materials.md "The first frames"; 0.060 since the grid projection
     holds the column from the first substep; 0.0045 since its surface lies where the cells' content
-    crosses 1/2, read over a full cell's beside the walls, session 28)."""
+    crosses 1/2, read over a full cell's beside the walls)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
     assert max(s.max_speed for s in pool.stats[:10]) < 0.015, [round(s.max_speed, 4) for s in pool.stats[:10]]
 
@@ -291,7 +291,7 @@ def test_a_resting_pool_stays_under_1_cm_s_from_2_s_to_4_s(spacing):
     """The issue's "speed below 1 cm/s everywhere after 2 s", at two spacings: no particle of the
     0.5 m pool moves faster than 1 cm/s at the end of any frame from 2 s to 4 s (measured 0.47 and
     0.48 cm/s; at s / 2, by ``scripts/benchmarks/pool_at_rest.py --spacing 0.0125``, 0.46). Before the
-    grid's surface lay where the cells' content crosses 1/2 (session 28), a surface particle that
+    grid's surface lay where the cells' content crosses 1/2, a surface particle that
     rose into the cell above kicked its neighbours sideways (bursts of 1.4-2.1 cm/s), and the raw
     content beside the walls pulled liquid up them (3 cm/s at s / 2)."""
     sim = _pool(spacing=spacing)

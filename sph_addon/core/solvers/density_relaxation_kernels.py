@@ -31,7 +31,7 @@ from .. import config
 # The largest displacement one pair term may give in a pass, in units of h. At rest a pair moves by
 # ~1e-4 h a pass and the cap never acts; at impacts (a wall hit at 10 m/s, a paddle) the
 # linearised push of a deeply compressed particle overshoots, throws its neighbours out at the
-# next pass and the substep shrinks after it (measured on session 24's scratch mirror walls: the dam
+# next pass and the substep shrinks after it (measured with scratch mirror walls: the dam
 # break's far-wall impact threw particles at 23-28 m/s and took 219 substeps; capped, 10-11 m/s and 159).
 PAIR_CAP = 0.01
 

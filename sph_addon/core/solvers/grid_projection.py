@@ -4,7 +4,7 @@ long-wavelength part of the pressure, solved where the relaxation's passes are s
 Why. The density relaxation (Clavet 2005, Algorithm 3, run to a tolerance) moves particles against
 their neighbours, so a pass carries a correction a few particles far. A column of water under
 gravity needs one that reaches from the floor to the surface: the passes crept along that mode (0.02-
-0.03 points of compression a pass, session 26's log), a fresh pool fell into its tolerance before
+0.03 points of compression a pass), a fresh pool fell into its tolerance before
 they caught it, and its correction came back as velocity (docs/materials.md). Grid fluid solvers
 solve that mode directly: the pressure Poisson equation on cells (Harlow & Welch 1965's MAC grid;
 Zhu & Bridson 2005, "Animating Sand as a Fluid", for the particle-grid transfers, FLIP's delta).
@@ -30,8 +30,8 @@ material's tolerance: the grid moves velocities, never positions.
 
 Deviations and their reasons:
 
-* The surface lies where the content crosses 1/2 (``grid_surface``): session 27 made a cell fluid
-  as soon as it held one particle, and a surface particle rising into the cell above moved its
+* The surface lies where the content crosses 1/2 (``grid_surface``): with a cell fluid
+  as soon as it held one particle, a surface particle rising into the cell above moved its
   column's surface a whole cell, which kicked the resting pool's surface sideways (1-2 cm/s). The
   content is smooth in the positions, so a fluid cell's lattice is never cut into air inside the
   liquid (a threshold on the particle count was).

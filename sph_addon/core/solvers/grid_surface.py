@@ -6,7 +6,7 @@ Why. A cell's content is the particles' trilinear weights at its centre, 1 in th
 pool's top row of cells holds 0.875 and the row above 0.125: the surface, where the content
 crosses 1/2, lies exactly at the lattice's top (a full cell's 8 particles, 2 a spacing along each
 axis). Two things went wrong when the surface was placed at the centre of the first cell without
-particles (session 27):
+particles:
 
 * A surface particle that rose by a fraction of a spacing into the cell above made that cell fluid
   and moved the surface of its column up by a whole cell: the pressure below it jumped by a cell's

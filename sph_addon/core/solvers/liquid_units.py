@@ -14,7 +14,7 @@ material given in SI units behaves the same at every spacing and substep:
   changes its density by (2/h) Σ (1-q_j)² k Δt² (ρ-ρ0), so ω = 1 is the Newton
   step of the particle's own constraint and ω < 1 under-relaxes it for the
   overlapping neighbourhoods of Gauss-Seidel (a dimensionless, resolution-free
-  number). Since session 25 only the near density has a gain (``RELAXATION`` = 0:
+  number). Only the near density has a gain (``RELAXATION`` = 0:
   a resting liquid's arrangement fools Σ (1-q)², see ``viscoelastic_clavet2005``), and
   its target is Clavet's density's error times :func:`near_error_ratio`. The
   equivalent Clavet stiffness k = k Δt² / Δt² follows from the substep; it is
@@ -42,7 +42,7 @@ import numpy as np
 # pool at h = 2 s, ω = 0.5 (with ω_near = 0.5) blows up within 3 frames, ω = 0.25 still
 # rattles the bottom layers; 0.2 and 0.1 hold it (the old code's stable limit,
 # Δt² (k + k_near) <= 0.12 h, is the same bound).
-# Since session 25 the relaxation runs on the near density alone: Clavet's density has no gain, and
+# The relaxation runs on the near density alone: Clavet's density has no gain, and
 # the near density's share is larger. 0.45 with the per-pair cap (``density_relaxation_kernels.PAIR_CAP``)
 # holds the pool, the dam break's impacts, the paddle and the rubber cube (their core tests pass; 0.55
 # threw a burst to 8 cm/s in the resting pool: docs/materials.md, "The liquid's own packing").
