@@ -81,6 +81,24 @@ class CacheField:
 
 
 @dataclass(frozen=True)
+class DerivedConstant:
+    """A method constant a model derives from a material's physical parameters (``info``, the UI panel).
+
+    Attributes
+    ----------
+    name : key in the manifest's ``derived`` section (snake_case).
+    value : its value, in ``unit``.
+    unit : SI unit ("" for a number).
+    label : what it is, for one line of the Blender panel.
+    """
+
+    name: str
+    value: float
+    unit: str
+    label: str
+
+
+@dataclass(frozen=True)
 class ModelSetup:
     """What a model is built from, once per bake.
 
@@ -240,10 +258,22 @@ class MaterialModel:
         """Why this frame's ``frame_stats`` show a blow-up (one sentence saying what to try), or None."""
         return None
 
+    @classmethod
+    def derived(cls, params, spacing: float, h: float, dt: float | None = None) -> tuple[DerivedConstant, ...]:
+        """Method constants derived from one material's ``params`` (a ``Params``) at a particle
+        ``spacing`` and support radius ``h`` (m), and ``dt`` (a substep, s) for those that depend on it.
+
+        Without numba and without building the model: the Blender panel calls it on every redraw.
+        """
+        return ()
+
     def derived_constants(self, dt: float | None = None) -> dict[str, float]:
-        """Method constants the model derives from its physical parameters, for ``info`` and the UI
-        (JSON-safe; ``dt`` is a substep, s, for constants that depend on it)."""
-        return {}
+        """:meth:`derived` for this bake's first material of the model (JSON-safe, 6 significant digits),
+        for ``info`` and the manifest."""
+        if not self.setup.materials:
+            return {}
+        params = self.setup.materials[min(self.setup.materials)]
+        return {c.name: float(f"{c.value:.6g}") for c in self.derived(params, self.setup.spacing, self.setup.h, dt)}
 
     def state_dict(self) -> dict:
         """State that is not a per-particle array, JSON-safe, for checkpoints."""

@@ -58,7 +58,7 @@ import numpy as np
 
 from . import grid_projection as grid
 from . import liquid_units as units
-from .base import ArraySpec, MaterialModel, ModelSetup, StepContext, WorldView
+from .base import ArraySpec, DerivedConstant, MaterialModel, ModelSetup, StepContext, WorldView
 from .presets import VISCOELASTIC_PRESETS
 from .relaxation_passes import ChebyshevPasses, density_errors
 from .viscoelastic_clavet2005_parameters import (
@@ -201,17 +201,24 @@ class ViscoelasticModel(MaterialModel):
         self._scratch_n = -1
         self._spring_shape = None
 
-    def derived_constants(self, dt: float | None = None) -> dict[str, float]:
-        """Clavet's constants as this bake derives them (module ``liquid_units``), for ``info`` and the UI.
-
-        k and k^near (m/s², eqs. 4.2, 4.4) follow from the gains and the substep ``dt``.
-        """
-        m = int(np.flatnonzero(self.owned)[0])
-        out = {"rest_density": self.rho0[m], "rest_density_near": self.rho0_near[m],
-               "gain_m": self.gain[m], "gain_near_m": self.gain_near[m]}
+    @classmethod
+    def derived(cls, params, spacing: float, h: float, dt: float | None = None) -> tuple[DerivedConstant, ...]:
+        """Clavet's constants as a bake derives them (module ``liquid_units``): the lattice's rest
+        densities, the relaxation's gains, and with a substep ``dt`` the stiffnesses k and k^near
+        (m/s², eqs. 4.2, 4.4) and the longest step the surface tension allows."""
+        rho0, rho0_near = units.rest_densities(spacing, h)
+        gain, gain_near = units.relaxation_gains(spacing, h)
+        out = [DerivedConstant("rest_density", rho0, "", "Rest density (a lattice sum)"),
+               DerivedConstant("rest_density_near", rho0_near, "", "Near rest density (a lattice sum)"),
+               DerivedConstant("gain_m", gain, "m", "Gain k Δt² (Clavet's density has none)"),
+               DerivedConstant("gain_near_m", gain_near, "m", "Gain k_near Δt² (the relaxation uses it alone)")]
         if dt:
-            out.update(stiffness=self.gain[m] / dt**2, stiffness_near=self.gain_near[m] / dt**2)
-        return {k: float(f"{v:.6g}") for k, v in out.items()}
+            out += [DerivedConstant("stiffness", gain / dt**2, "m/s^2", "Stiffness k"),
+                    DerivedConstant("stiffness_near", gain_near / dt**2, "m/s^2", "Stiffness k_near")]
+        tension_dt = units.surface_tension_stable_dt(params.surface_tension, params.density, spacing)
+        if math.isfinite(tension_dt):
+            out.append(DerivedConstant("tension_dt", tension_dt, "s", "Longest substep the surface tension allows"))
+        return tuple(out)
 
     def active_arrays(self):
         wanted = {"grid_pressure"} if self.projected.any() else set()
