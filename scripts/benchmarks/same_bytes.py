@@ -1,0 +1,112 @@
+"""Does a change leave what the engine computes untouched? Bake the same scenes at a reference commit
+and in this checkout and compare every particle frame and checkpoint byte for byte.
+
+    python scripts/benchmarks/same_bytes.py --ref <commit> [--frames 8]
+
+The scenes: ``scripts/scenes/*.json`` (dam break, honey coil, jelly drop), a pool in a mesh tank
+(``tests/data/meshes/box_dup_flipped.ply``) and one block of every other preset side by side (springs
+of each kind, yield stress, viscosity, surface tension), each for ``--frames`` frames. The reference
+is baked once per commit into ``--work`` (a ``git worktree`` of the commit, removed afterwards) and
+kept there, so comparing again after an edit bakes this checkout only. Exit 0 when every file is
+identical; otherwise each differing file is named and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MESHES = REPO / "tests" / "data" / "meshes"
+
+
+def extra_scenes(folder: Path) -> list[Path]:
+    """The mesh-tank pool and the presets side by side, written into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(MESHES / "box_dup_flipped.ply", folder / "box_dup_flipped.ply")
+    base = {"format": "sph_addon.scene/2", "frame_start": 1, "frame_end": 60, "fps": 30,
+            "domain": {"min": [-1.5, -1.5, -0.5], "max": [1.5, 1.5, 2.0]}}
+    pool = {**base, "name": "mesh_tank_pool", "particle_spacing": 0.05,
+            "materials": [{"name": "water", "preset": "water"}],
+            "sources": [{"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.2]}],
+            "colliders": [{"type": "mesh", "path": "box_dup_flipped.ply"}]}
+    presets = ["oil", "chocolate", "mud", "toothpaste", "slime", "plasticine", "rubber", "dough"]
+    blocks = {**base, "name": "presets_side_by_side", "particle_spacing": 0.04,
+              "materials": [{"name": p, "preset": p} for p in presets],
+              "sources": [{"type": "box", "material": p, "min": [-1.2 + 0.3 * i, -0.1, 0.1],
+                           "max": [-1.0 + 0.3 * i, 0.1, 0.3], "velocity": [0.0, 0.0, -0.5]}
+                          for i, p in enumerate(presets)],
+              "colliders": [{"type": "plane", "name": "floor", "friction": 0.3}]}
+    out = []
+    for scene in (pool, blocks):
+        path = folder / f"{scene['name']}.json"
+        path.write_text(json.dumps(scene, indent=1))
+        out.append(path)
+    return out
+
+
+def scenes(folder: Path) -> list[Path]:
+    return sorted((REPO / "scripts" / "scenes").glob("*.json")) + extra_scenes(folder)
+
+
+def bake_all(code: Path, scene_files: list[Path], out: Path, frames: int) -> None:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    for scene in scene_files:
+        cache = out / scene.stem
+        if (cache / "manifest.json").exists():
+            continue
+        cmd = [sys.executable, "-m", "sph_addon", "bake", str(scene), "--out", str(cache), "--frames", f"1-{frames}"]
+        proc = subprocess.run(cmd, env=env, cwd=code, capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"{scene.stem} at {code}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+        print(f"baked {scene.stem} with {code}", flush=True)
+
+
+def files(cache: Path) -> dict[str, bytes]:
+    return {p.relative_to(cache).as_posix(): p.read_bytes() for kind in ("particles", "state")
+            for p in sorted((cache / kind).iterdir())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ref", required=True, help="the commit to compare with")
+    ap.add_argument("--frames", type=int, default=8)
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "sph_same_bytes")
+    args = ap.parse_args()
+    commit = subprocess.run(["git", "rev-parse", args.ref], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    ref_out = args.work / f"{commit[:12]}_{args.frames}"
+    scene_files = scenes(args.work / "scenes")
+    if not all((ref_out / s.stem / "manifest.json").exists() for s in scene_files):
+        tree = args.work / "tree"
+        if tree.exists():
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False)
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=REPO, check=True,
+                       capture_output=True)
+        try:
+            bake_all(tree, scene_files, ref_out, args.frames)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False)
+    here_out = args.work / "here"
+    shutil.rmtree(here_out, ignore_errors=True)
+    bake_all(REPO, scene_files, here_out, args.frames)
+    differ = []
+    for scene in scene_files:
+        mine, theirs = files(here_out / scene.stem), files(ref_out / scene.stem)
+        if sorted(mine) != sorted(theirs):
+            differ.append(f"{scene.stem}: different files {sorted(set(mine) ^ set(theirs))}")
+        differ += [f"{scene.stem}/{name}" for name in sorted(mine) if name in theirs and mine[name] != theirs[name]]
+    for line in differ:
+        print("DIFFERS", line)
+    print(f"{len(scene_files)} scenes, {args.frames} frames: " + ("identical" if not differ else f"{len(differ)} differ"))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
