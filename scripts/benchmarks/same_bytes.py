@@ -35,7 +35,7 @@ def extra_scenes(folder: Path) -> list[Path]:
     pool = {**base, "name": "mesh_tank_pool", "particle_spacing": 0.05,
             "materials": [{"name": "water", "preset": "water"}],
             "sources": [{"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.2]}],
-            "colliders": [{"type": "mesh", "path": "box_dup_flipped.ply"}]}
+            "colliders": [{"type": "mesh", "path": "box_dup_flipped.ply", "flip_normals": True}]}
     presets = ["oil", "chocolate", "mud", "toothpaste", "slime", "plasticine", "rubber", "dough"]
     blocks = {**base, "name": "presets_side_by_side", "particle_spacing": 0.04,
               "materials": [{"name": p, "preset": p} for p in presets],
