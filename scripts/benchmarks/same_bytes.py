@@ -35,7 +35,7 @@ def extra_scenes(folder: Path) -> list[Path]:
     pool = {**base, "name": "mesh_tank_pool", "particle_spacing": 0.05,
             "materials": [{"name": "water", "preset": "water"}],
             "sources": [{"type": "box", "material": "water", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.2]}],
-            "colliders": [{"type": "mesh", "path": "box_dup_flipped.ply"}]}
+            "colliders": [{"type": "mesh", "path": "box_dup_flipped.ply", "flip_normals": True}]}
     presets = ["oil", "chocolate", "mud", "toothpaste", "slime", "plasticine", "rubber", "dough"]
     blocks = {**base, "name": "presets_side_by_side", "particle_spacing": 0.04,
               "materials": [{"name": p, "preset": p} for p in presets],
@@ -104,7 +104,8 @@ def main() -> int:
         differ += [f"{scene.stem}/{name}" for name in sorted(mine) if name in theirs and mine[name] != theirs[name]]
     for line in differ:
         print("DIFFERS", line)
-    print(f"{len(scene_files)} scenes, {args.frames} frames: " + ("identical" if not differ else f"{len(differ)} differ"))
+    verdict = "identical" if not differ else f"{len(differ)} differ"
+    print(f"{len(scene_files)} scenes, {args.frames} frames: {verdict}")
     return 1 if differ else 0
 
 

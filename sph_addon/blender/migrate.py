@@ -26,7 +26,7 @@ model's ``stiffness``, ``repulsion_factor``, ``rest_density``, ``viscosity`` and
 1) or in the model's group. Their values cannot be converted (the new
 parameters measure something else); they are dropped, with one console note
 (a logged warning) per object naming them and what replaced them. The scene file
-refuses them instead (``core.scene.REMOVED_PARAMETERS``): only the add-on drops
+refuses them instead (each model's ``removed_parameters``): only the add-on drops
 values silently enough to need the note.
 
 Domains saved before *Render Particles* existed rendered their particle object

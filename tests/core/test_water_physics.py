@@ -1,6 +1,6 @@
 """Water in physical units against physics: the dam break of Martin & Moyce, hydrostatics, spreading.
 
-The water preset's constants are derived from the spacing (``liquid_units``), so the same scene
+The water preset's constants are derived from the spacing (``lattice``), so the same scene
 at several spacings must give the same macroscopic result. Scenes are kept small for CI: the dam
 break runs in a tank 5 particles deep in y (a quasi-2D slice of the 2:1 column, side walls without
 friction), the pool in a 0.3 m square column.
@@ -153,8 +153,10 @@ def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
         def max_dt(self, world):
             return 1.0
 
-        def substep_cost(self, frame_dt, substeps):
-            return {4: 1.0, 5: 1.0 - self.saving}.get(substeps, 2.0)
+        def work_per_substep(self, dt):
+            # A frame of S substeps costs S (1 + this): 1 at 4 substeps, 1 - saving at 5, 2 otherwise.
+            substeps = round(1 / 30 / dt)
+            return {4: 1.0, 5: 1.0 - self.saving}.get(substeps, 2.0) / substeps - 1.0
 
     policy = SubstepPolicy(0, 1.0, 4, 64)
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.05)], None) == 5, "no previous frame: the cheapest"

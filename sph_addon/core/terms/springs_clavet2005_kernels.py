@@ -1,113 +1,27 @@
-"""Numba kernels of the viscoelastic model (Clavet 2005; see viscoelastic_clavet2005 for the model).
-
-Reference: S. Clavet, *Animation de fluides viscoélastiques à base de
-particules*, M.Sc. thesis, Université de Montréal, 2005: viscosity impulses
-(Algorithm 4), spring creation and plasticity (Algorithm 5, eqs. 5.1-5.2; dynamic
-springs from the SCA 2005 paper, mould springs as in thesis fig. 5.3); the density
-relaxation (Algorithm 3) is in ``density_relaxation_kernels``.
+"""Numba kernels of Clavet's springs (thesis Algorithm 5, eqs. 5.1-5.2; dynamic springs from the SCA
+2005 paper, mould springs as in thesis fig. 5.3): creation, plasticity and Maxwell relaxation of the
+rest lengths, and the springs' linearised forces for the implicit solve (``viscosity_weiler2018``).
 
 Conventions and deviations, each for a stated reason:
 
-* **Whole pair terms.** Like the thesis (not the SCA paper, which splits each
-  pair term half and half), a pair's displacement or impulse is applied whole,
-  so stiffness values match the thesis' scale.
-* **Sequential, in parallel.** Relaxation and viscosity are Gauss-Seidel as in
-  the thesis: each particle (or pair) acts on the positions (velocities) left
-  by the ones before it, which is what lets the method take long steps (thesis
-  section 3.3). The visiting order is by supercell colour (neighbors.py):
-  supercells of one colour have disjoint neighbourhoods and run in parallel,
-  each one's particles in order. The result is deterministic and independent
-  of the thread count; each term is applied equal and opposite, so momentum is
-  conserved to round-off (tested).
 * **Springs** are stored per particle, in both endpoints' rows, keyed by the
   partner's stable id, and their rest lengths updated in Jacobi form (each row
   from the same positions); both copies evolve from identical inputs and stay
   equal. Their forces are not Algorithm 5's explicit displacements but a
-  backward-Euler solve with the viscosity (``implicit_viscosity_kernels``).
+  backward-Euler solve with the viscosity (:func:`spring_terms`).
+* **Whole pair terms**, like the thesis (not the SCA paper, which splits each pair term half and
+  half), so stiffness values match the thesis' scale.
 * **Coincident particles** (r = 0) are left out of every pair term: their
-  direction r̂_ij is undefined (the thesis counts them in ρ with q = 0).
-* **Kernel forms written out** (as in ``density_relaxation_kernels``): numba's disk cache of these
-  kernels is invalidated only by edits to this file, never to a module they call
-  (tests/core/test_naive_reference.py pins this arithmetic to the slow references).
-* **Materials.** Springs only join particles of the same material. Pair terms
-  between materials use the acting particle's pressure (eq. 4.2 with its own k,
-  ρ0) and the mean of the two β.
-* **Viscosity.** Algorithm 4's linear term σ (1/s, tuned per resolution) is
-  replaced by a kinematic viscosity ν solved implicitly
-  (``implicit_viscosity_kernels``); only the quadratic term β stays here.
+  direction r̂_ij is undefined.
+* **Materials.** Springs only join particles of the same material.
 """
 
 from __future__ import annotations
 
 import math
 
-from numba import njit, prange
-
 from .. import config
-
-
-@njit(**config.NJIT_PARALLEL)
-def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour, colour_buckets, colour_units):
-    """Quadratic viscosity impulses, Clavet Algorithm 4 with σ = 0, pair after pair (Gauss-Seidel).
-
-    The linear term σ of Algorithm 4 is replaced by the implicit viscosity
-    (``implicit_viscosity_kernels``); what is left is β, which keeps fast
-    approaching particles from passing through each other. Each pair is
-    visited once, from its lower-index particle; the impulse I = Δt (1-q) β u²
-    r̂_ij is applied at once (v_i -= I, v_j += I), so later pairs see the updated
-    velocities as in the thesis. Deviation: I is capped at u/2, the impulse that
-    exactly stops the pair's approach, so a large β cannot reverse it.
-
-    Parameters
-    ----------
-    x, v : (n,3) float64 positions (m) and velocities (m/s); ``v`` is mutated.
-    nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32.
-    mat : (n,) uint8; beta (1/m) : per-material array (a pair uses the mean).
-    h : interaction radius, m; dt : step, s.
-    bucket_start, colour, colour_buckets, colour_units : from ``NeighborSearch.sort`` (race-free
-    colouring and its balanced units, see neighbors.py); passed in, not read from that module, so this
-    disk-cached kernel never holds a stale constant.
-    """
-    inv_h = 1.0 / h
-    for c in range(colour_units.shape[0]):
-        for u in prange(colour_units.shape[1] - 1):
-            for t in range(colour_units[c, u], colour_units[c, u + 1]):
-                b = colour_buckets[t]
-                _viscosity_bucket(x, v, nbr, count, mat, beta, inv_h, dt, bucket_start[b], bucket_start[b + 1],
-                                  colour, c)
-
-
-@njit(**config.NJIT)
-def _viscosity_bucket(x, v, nbr, count, mat, beta, inv_h, dt, lo, hi, colour, c):
-    """:func:`viscosity_impulses` for the particles of colour c in one bucket, lo to hi."""
-    for i in range(lo, hi):
-        if colour[i] != c:
-            continue
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            if j < i:
-                continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            q = r * inv_h
-            if q >= 1.0 or r == 0.0:
-                continue
-            ex /= r
-            ey /= r
-            ez /= r
-            u = (v[i, 0] - v[j, 0]) * ex + (v[i, 1] - v[j, 1]) * ey + (v[i, 2] - v[j, 2]) * ez
-            if u <= 0.0:
-                continue
-            bb = 0.5 * (beta[mat[i]] + beta[mat[j]])
-            imp = min(dt * (1.0 - q) * bb * u * u, 0.5 * u)
-            v[i, 0] -= imp * ex
-            v[i, 1] -= imp * ey
-            v[i, 2] -= imp * ez
-            v[j, 0] += imp * ex
-            v[j, 1] += imp * ey
-            v[j, 2] += imp * ez
+from ..kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -191,7 +105,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, relax, h
     partner is gone or whose L reaches h are removed (SCA 2005), since the factor
     (1 - L/h) of Algorithm 5 would otherwise reverse the force. Deviation from
     Algorithm 5: the springs' displacements are not applied here; their forces are
-    solved implicitly with the velocities (``implicit_viscosity_kernels.spring_terms``),
+    solved implicitly with the velocities (``viscosity_weiler2018_kernels.spring_terms``),
     so the substep no longer depends on k_spring.
 
     Parameters
@@ -233,3 +147,74 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, relax, h
                     rest[i, s] = L
             if L >= h:
                 partner[i, s] = -1
+
+
+@njit(**config.NJIT_PARALLEL)
+def spring_terms(x, mat, index_of_id, partner, rest, k_spring, h, dt, sj, sw, se, dv):
+    """The springs' part of the backward-Euler system at the current positions (Clavet Algorithm 5).
+
+    For each spring of particle i (rows as ``springs_clavet2005_kernels.add_springs`` stores
+    them, both endpoints' rows), rest length L < h, partner j at distance r > 0 along r̂_ij:
+
+    * its force per unit mass, Clavet's displacement D / Δt² made a force,
+      a_ij = k_spring (1 - L/h) (r - L) r̂_ij, and ``dv[i] = Δt Σ_j a_ij`` (the explicit impulse);
+    * its stiffness, the Jacobian of a_ij in x_j: κ_ij r̂ r̂ᵀ (axial, κ_ij = k_spring (1 - L/h), 1/s²)
+      plus κ_ij (1 - L/r) (I - r̂ r̂ᵀ) (transverse, the geometric term), stored as
+      ``sw[i, s] = (Δt² κ_ij, Δt² κ_ij max(0, 1 - L/r))`` (dimensionless) with ``se[i, s] = r̂_ij``
+      and ``sj[i, s] = j``.
+
+    The transverse term is kept for stretched springs only (as Choi & Ko 2002 do for cloth): for
+    compressed ones it is negative and could make the system indefinite, so it stays in the explicit
+    force (a physical buckling drive). Keeping the stretched springs' part matters: left explicit,
+    it is a stiffness Δt² κ (1 - L/r) per spring that grows with E, and a rubber block (E = 1 MPa)
+    boiled at 5 substeps per frame without it (measured). Springs whose partner is gone, at L >= h,
+    or with coincident endpoints get ``sj = -1`` (removal itself stays with the plasticity kernel,
+    in the position stage).
+
+    Parameters
+    ----------
+    x : (n,3) positions, m. mat : (n,) material ids. index_of_id : (m,) int64 index of each id, -1 gone.
+    partner : (n,S) int64 partner ids, -1 free. rest : (n,S) float64 rest lengths, m.
+    k_spring : per-material Clavet k_spring, 1/s². h : interaction radius, m. dt : substep, s.
+    sj : (n,S) int64, sw : (n,S,2) float64, se : (n,S,3) float64, dv : (n,3) float64 (m/s): written.
+    """
+    n = x.shape[0]
+    width = partner.shape[1]
+    inv_h = 1.0 / h
+    for i in prange(n):
+        ks = k_spring[mat[i]]
+        sx = 0.0
+        sy = 0.0
+        sz = 0.0
+        for s in range(width):
+            sj[i, s] = -1
+            pid = partner[i, s]
+            if pid < 0 or ks == 0.0:
+                continue
+            j = index_of_id[pid] if pid < index_of_id.shape[0] else -1
+            L = rest[i, s]
+            if j < 0 or L >= h:
+                continue
+            ex = x[j, 0] - x[i, 0]
+            ey = x[j, 1] - x[i, 1]
+            ez = x[j, 2] - x[i, 2]
+            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            if r == 0.0:
+                continue
+            ex /= r
+            ey /= r
+            ez /= r
+            kappa = ks * (1.0 - L * inv_h)
+            f = dt * kappa * (r - L)
+            sx += f * ex
+            sy += f * ey
+            sz += f * ez
+            sj[i, s] = j
+            sw[i, s, 0] = dt * dt * kappa
+            sw[i, s, 1] = dt * dt * kappa * max(0.0, 1.0 - L / r)
+            se[i, s, 0] = ex
+            se[i, s, 1] = ey
+            se[i, s, 2] = ez
+        dv[i, 0] = sx
+        dv[i, 1] = sy
+        dv[i, 2] = sz
