@@ -86,7 +86,7 @@ VISCOSITY_MAX_ITERATIONS = 500
 # Water (1e-6 m²/s) at 5 cm and Δt = 6 ms: 2.4e-5, skipped; it is solved from ~1 cm down.
 VISCOSITY_RESOLVED = 1e-4
 # Springs in the implicit solve: their force is taken at x + θ Δt v, v the new velocity (``_viscosity``).
-# θ = 1 is backward Euler (docs/materials.md: smaller θ was tried and rang until the column fell).
+# θ = 1 is backward Euler (CHANGELOG.md, method notes, "Springs": smaller θ rang until the column fell).
 SPRING_THETA = 1.0
 # Longest substep of a material with springs, s, whatever its Young's modulus: the springs are
 # linearised about the positions at the start of the substep and contacts are resolved after the
