@@ -63,7 +63,7 @@ FIRST_FRAME_PASSES = 8.0
 # more than this share. The estimate feeds on the passes the last substep took, which depend on the
 # count chosen: without a margin a pool at rest alternated 4 / 5 substeps every frame, and the
 # compression the relaxation settles at depends on the substep, so the whole column breathed
-# (90th percentile speed 2.8 cm/s after 4 s in a 0.25 m pool; docs/materials.md).
+# (90th percentile speed 2.8 cm/s after 4 s in a 0.25 m pool; CHANGELOG.md, "a shallow pool breathing").
 SUBSTEP_HYSTERESIS = 0.1
 # A frame's substeps are planned from the last frame's passes; a substep that cost more than this
 # factor times the plan's estimate has what is left of its frame planned again

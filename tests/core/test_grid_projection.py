@@ -111,7 +111,7 @@ def test_a_drop_away_from_every_collider_is_left_alone():
 
 def test_a_resting_pool_stays_still_and_full_from_its_first_frame():
     """A 0.3 m pool filled at rest: in its first second no particle moves faster than 10 cm/s (before
-    the projection: 15 cm/s at this depth, 0.5 m: docs/materials.md), its depth (twice the mean height)
+    the projection: 15 cm/s at this depth, 0.5 m: CHANGELOG.md, method notes), its depth (twice the mean height)
     stays within 0.5 % of the filled one, one relaxation pass a substep, and the solve converges."""
     sim = _tank()
     stats = [sim.advance_frame() for _ in range(30)]

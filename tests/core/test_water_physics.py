@@ -135,7 +135,7 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
     0.36 m/s over the first second, 0.38 once the passes were accelerated, 0.46 since frames are
     re-planned; 0.153 since the walls mirror the liquid: what remained was the layers
-    along the walls repacking, docs/materials.md "The first frames"; 0.060 since the grid projection
+    along the walls repacking, CHANGELOG.md, method notes, "The first frames"; 0.060 since the grid projection
     holds the column from the first substep; 0.0045 since its surface lies where the cells' content
     crosses 1/2, read over a full cell's beside the walls)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
@@ -249,7 +249,7 @@ def test_pool_keeps_its_volume_and_calms_down(pool):
     its mean height, exactly the filled 0.5 m at the start) within 0.5 % (measured +0.05 % since the
     grid projection carries the column's weight; -1.15 % before it, -3.99 % before the walls mirrored
     the liquid; the issue asks for 1 %), the three layers along the side walls within 1 % of the
-    lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: docs/materials.md, "The wall's
+    lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: CHANGELOG.md, method notes, "The wall's
     missing turn"), and 2 s after filling 90 % of the particles move slower than 0.2 cm/s (measured
     0.09; 0.22 with the grid's surface at the first cell without particles, 0.93 before the grid
     projection) and every particle slower than 1 cm/s, the issue's bound (measured 0.46; 2.1 with
@@ -273,7 +273,7 @@ def test_pool_keeps_its_volume_and_calms_down(pool):
 def test_pool_depth_is_the_same_at_a_finer_spacing(pool):
     """Resolution independence of the hydrostatics: the same pool at s / 1.5 (9,720 particles), 1 s
     after filling, keeps its depth as at s (twice the mean height: measured +0.02 % at s / 1.5 and
-    +0.05 % at s since the grid projection; before it -1.24 % and -1.16 %: docs/materials.md), within
+    +0.05 % at s since the grid projection; before it -1.24 % and -1.16 %: CHANGELOG.md, method notes), within
     0.2 points of it and within 0.5 % of the filled 0.5 m; every frame's mean density error within the
     1 % target without reaching the cap; the first second's fastest particle under 3 cm/s
     (measured 1.06; 4.0 with the grid's surface a cell out, 18 before the projection)."""

@@ -10,7 +10,7 @@ its neighbours and of itself, and its turn pushes them too, each image's push mo
 it mirrors (``mirror_kernels.push_images``). Whatever arrangement the liquid takes,
 the wall takes it too, and the first layer's turn pushes the second off the wall. Measured on the
 pool: the side-wall layers at 1.002, 1.000 and 1.000 of the lattice's counts, the first second's
-largest speed 15.3 cm/s against 45.7 with the continued lattice (docs/materials.md, "The liquid's
+largest speed 15.3 cm/s against 45.7 with the continued lattice (CHANGELOG.md, method notes, "The liquid's
 own packing, and walls as mirrors").
 
 Mirrored here: a closed ``box_container``'s six faces (from the inside) and the ``plane``

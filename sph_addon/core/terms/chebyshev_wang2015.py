@@ -25,7 +25,7 @@ Where we differ, and why:
   break's front against it are in BENCHMARKS.md). γ = 0.9 leaves the resting
   pool stiller than plain passes do (90th percentile at 4 s 0.65 cm/s against
   0.95; γ = 1: 1.07) for 7.2 passes a substep instead of 6.6 (plain: 10.4), at 6 substeps a frame
-  (since frames are re-planned the pool runs at 5: docs/materials.md).
+  (since frames are re-planned the pool runs at 5: CHANGELOG.md, method notes, "The pool since the re-planning").
 * A pass whose largest compression came out above the one before restarts the
   sequence (that pass is kept as it is, the next one starts again at ω_S): at
   impacts the extrapolation overshoots (at ρ = 0.85, γ = 1, without the restart,

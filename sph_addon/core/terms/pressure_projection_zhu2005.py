@@ -6,7 +6,7 @@ Why. The density relaxation (Clavet 2005, Algorithm 3, run to a tolerance) moves
 their neighbours, so a pass carries a correction a few particles far. A column of water under
 gravity needs one that reaches from the floor to the surface: the passes crept along that mode (0.02-
 0.03 points of compression a pass), a fresh pool fell into its tolerance before
-they caught it, and its correction came back as velocity (docs/materials.md). Grid fluid solvers
+they caught it, and its correction came back as velocity (CHANGELOG.md, method notes). Grid fluid solvers
 solve that mode directly: the pressure Poisson equation on cells (Harlow & Welch 1965's MAC grid;
 Zhu & Bridson 2005, "Animating Sand as a Fluid", for the particle-grid transfers, FLIP's delta).
 
@@ -69,7 +69,7 @@ MAX_ITERATIONS = 1000
 # The weight of a particle's change rises from 0 to 1 as the cells' content at it (1: a full cell;
 # solid cells count as full) rises over this range: 1 in the bulk and along walls (1.0), 0.75-1 in
 # a pool's top layer, 0 in a film or a sheet one or two particles thick, which the relaxation
-# alone holds (docs/materials.md: projected, a film spread on, a weight that switched with a cell's
+# alone holds (CHANGELOG.md, method notes: projected, a film spread on, a weight that switched with a cell's
 # particle count threw a resting pool's surface up).
 WEIGHT_RAMP = (0.45, 0.6)
 # The viscosity (m²/s) of the particles' relaxation towards the grid's velocity (PIC's share of the
@@ -77,7 +77,7 @@ WEIGHT_RAMP = (0.45, 0.6)
 # that the blend damps as one viscosity in physical units at every resolution (a fixed τ made a
 # coarse dam break viscous: its front 6 % slow at a/spacing = 10). 1.5e-3 m²/s: τ = 0.17 s at h = 5
 # cm, where it halves the resting pool's 90th percentile at 2 s (0.44 -> 0.22 cm/s,
-# docs/materials.md); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
+# CHANGELOG.md, method notes); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
 PIC_VISCOSITY = 1.5e-3
 def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """Two boolean arrays over the faces normal to ``axis``: those between a fluid cell and a non-solid

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 # The relaxation runs on the near density alone: Clavet's density has no gain, and
 # the near density's share is larger. 0.45 with the per-pair cap (``relaxation_clavet2005_kernels.PAIR_CAP``)
 # holds the pool, the dam break's impacts, the paddle and the rubber cube (their core tests pass; 0.55
-# threw a burst to 8 cm/s in the resting pool: docs/materials.md, "The liquid's own packing").
+# threw a burst to 8 cm/s in the resting pool: CHANGELOG.md, method notes, "The liquid's own packing").
 RELAXATION = 0.0
 RELAXATION_NEAR = 0.45
 

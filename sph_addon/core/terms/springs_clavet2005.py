@@ -23,8 +23,8 @@ from .base import POSITION, ArraySpec, ImplicitForces
 
 SPRINGS_NONE, SPRINGS_DYNAMIC, SPRINGS_MOULD = 0, 1, 2
 SPRING_MODES = {"none": SPRINGS_NONE, "dynamic": SPRINGS_DYNAMIC, "mould": SPRINGS_MOULD}
-# The springs' force is taken at x + θ Δt v, v the new velocity. θ = 1 is backward Euler (smaller θ
-# was tried and rang until the column fell).
+# The springs' force is taken at x + θ Δt v, v the new velocity. θ = 1 is backward Euler (CHANGELOG.md,
+# method notes, "Springs": smaller θ rang until the column fell).
 THETA = 1.0
 # Longest substep of a material with springs, s, whatever its Young's modulus: the springs are
 # linearised about the positions at the start of the substep and contacts are resolved after the
