@@ -34,13 +34,19 @@ def weight_sums(a, n):
     return d0 + d1, dn0 + dn1
 
 
-@njit(**config.NJIT)
-def pair_direction(x, i, j, inv_h):
-    """(1 - q, r̂_ij) of a pair; (0, 0, 0, 0) beyond h or for coincident particles."""
+@njit(**config.NJIT_INLINE)
+def pair_offset(x, i, j):
+    """(x_j - x_i, |x_j - x_i|) of a pair: its offset's three components and its length, m."""
     ex = x[j, 0] - x[i, 0]
     ey = x[j, 1] - x[i, 1]
     ez = x[j, 2] - x[i, 2]
-    r = math.sqrt(ex * ex + ey * ey + ez * ez)
+    return ex, ey, ez, math.sqrt(ex * ex + ey * ey + ez * ez)
+
+
+@njit(**config.NJIT)
+def pair_direction(x, i, j, inv_h):
+    """(1 - q, r̂_ij) of a pair; (0, 0, 0, 0) beyond h or for coincident particles."""
+    ex, ey, ez, r = pair_offset(x, i, j)
     a = 1.0 - r * inv_h
     if a <= 0.0 or r == 0.0:
         return 0.0, 0.0, 0.0, 0.0

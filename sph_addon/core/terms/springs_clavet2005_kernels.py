@@ -18,10 +18,9 @@ Conventions and deviations, each for a stated reason:
 
 from __future__ import annotations
 
-import math
-
 from .. import config
 from ..kernel_cache import njit, prange
+from ..pair_kernels import pair_offset
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -68,10 +67,7 @@ def add_springs(x, ids, mat, source, bonded, nbr, count, dynamic, mould, h, part
                 continue
             if is_mould and (bonded[j] != 0 or source[j] != source[i]):
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            ex, ey, ez, r = pair_offset(x, i, j)
             if r * inv_h >= 1.0:
                 continue
             pid = ids[j]
@@ -133,10 +129,7 @@ def spring_plasticity(x, mat, index_of_id, partner, rest, alpha, gamma, relax, h
                 continue
             L = rest[i, s]
             if al > 0.0 or c > 0.0:
-                ex = x[j, 0] - x[i, 0]
-                ey = x[j, 1] - x[i, 1]
-                ez = x[j, 2] - x[i, 2]
-                r = math.sqrt(ex * ex + ey * ey + ez * ez)
+                ex, ey, ez, r = pair_offset(x, i, j)
                 if c > 0.0:
                     L += (r - L) * c
                     rest[i, s] = L
@@ -195,10 +188,7 @@ def spring_terms(x, mat, index_of_id, partner, rest, k_spring, h, dt, sj, sw, se
             L = rest[i, s]
             if j < 0 or L >= h:
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            ex, ey, ez, r = pair_offset(x, i, j)
             if r == 0.0:
                 continue
             ex /= r

@@ -9,10 +9,9 @@ two β. Coincident particles (r = 0) are left out: their direction is undefined.
 
 from __future__ import annotations
 
-import math
-
 from .. import config
 from ..kernel_cache import njit, prange
+from ..pair_kernels import pair_offset
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -56,10 +55,7 @@ def _viscosity_bucket(x, v, nbr, count, mat, beta, inv_h, dt, lo, hi, colour, c)
             j = nbr[i, kk]
             if j < i:
                 continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
+            ex, ey, ez, r = pair_offset(x, i, j)
             q = r * inv_h
             if q >= 1.0 or r == 0.0:
                 continue
