@@ -125,3 +125,20 @@ def test_the_kernel_cache_folder_changes_with_any_kernel_source(tmp_path):
     (tmp_path / "pair_kernels.py").write_text((CORE / "pair_kernels.py").read_text() + "\n# edited\n")
     assert kernel_cache.sources_digest(tmp_path) != before
     assert kernel_cache.cache_dir().endswith(f"kernels-{kernel_cache.sources_digest()}")
+
+
+def test_each_term_keeps_its_own_state_and_an_older_flat_record_still_loads():
+    """Checkpoints keep each term's state under its name; one written before the terms kept one flat
+    record for the model, from which each term reads its keys (a bake made by 0.1.0 before the terms
+    resumes with the same substep plan)."""
+    from sph_addon.core.solvers.base import ModelSetup
+
+    cls = SOLVERS["viscoelastic"]
+    model = cls(ModelSetup(0.05, 0.125, 1, {0: cls.Params()}))
+    model.load_state_dict({"last_iterations": 7, "last_dt": 0.01, "projection_dt": 0.02})
+    state = model.state_dict()
+    assert state == {"pressure_projection_zhu2005": {"projection_dt": 0.02},
+                     "relaxation_clavet2005": {"last_iterations": 7, "last_dt": 0.01}}
+    again = cls(ModelSetup(0.05, 0.125, 1, {0: cls.Params()}))
+    again.load_state_dict(state)
+    assert again.state_dict() == state
