@@ -28,6 +28,7 @@ import numpy as np
 from ..core.atomic import write_json
 from ..core.colliders import COLLIDERS
 from ..core.errors import InputError
+from ..core.params import resolve, typed
 from ..core.plyio import write_ply
 from ..core.scene import DOMAIN_PARAMETERS, FORMAT, Scene, parse_scene
 from ..core.sources import INFLOW_KEY_PARAMETERS, SOURCES
@@ -236,12 +237,34 @@ def _material(ob) -> dict:
     if model not in props.SOLVERS:
         raise ExportError(f"{ob.name}: Model", f"{model or 'the stored model'!r} is not a material model of this "
                                                f"version; choose one of {', '.join(props.SOLVERS)}")
-    group = props.model_group(m, model)
+    return {"name": ob.name, "model": model, **_preset_and_overrides(props.model_group(m, model), model)}
+
+
+def _preset_and_overrides(group, model: str) -> dict:
+    """A model group's preset and the values that differ from it (the scene file stores only those)."""
     preset = props.preset_of(group)
     current = values(group, props.SOLVERS[model].parameters)
     base = {k: typed_value(v) for k, v in props.preset_values(model, preset).items()}
-    overrides = {k: v for k, v in current.items() if v != typed_value(base.get(k))}
-    return {"name": ob.name, "model": model, "preset": preset, "params": overrides}
+    return {"preset": preset, "params": {k: v for k, v in current.items() if v != typed_value(base.get(k))}}
+
+
+def material_params(ob) -> tuple[str, object]:
+    """``ob``'s material model and its typed ``Params``, as a bake would read them from the scene file.
+
+    Reads only (a panel calls it while drawing): an object still holding settings of an older
+    version gives the values its group holds now. Raises ExportError for a model this version
+    does not have, InputError for a value the model refuses.
+    """
+    m = ob.sph.material
+    model = m.model
+    if model not in props.SOLVERS:
+        raise ExportError(f"{ob.name}: Model", f"{model or 'the stored model'!r} is not a material model of this "
+                                               "version")
+    spec = props.SOLVERS[model]
+    item = _preset_and_overrides(props.model_group(m, model), model)
+    resolved = resolve(spec.parameters, item["params"], f"{ob.name}: {props.model_label(model)}",
+                       base=props.preset_values(model, item["preset"]))
+    return model, typed(spec.Params, resolved)
 
 
 # ---- the export ---------------------------------------------------------------------------------
