@@ -191,8 +191,8 @@ def finish(scene, task: Task) -> None:
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
     d = domain.sph.domain
-    presets = liquid_materials.cache_presets(export.cache_dir(domain))
-    look = liquid_materials.material_for(presets) if presets is not None else None
+    looks = liquid_materials.cache_looks(export.cache_dir(domain))
+    look = liquid_materials.material_for(looks) if looks is not None else None
     # The cache is in metres: the replay objects are scaled back to scene units (export.unit_scale).
     unit = export.unit_scale(scene, domain)
     shown = replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain) * unit,
