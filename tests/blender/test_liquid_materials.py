@@ -40,7 +40,7 @@ def _coarse(frames: int = 1) -> None:
 def _surface_material(ext) -> bpy.types.Material:
     replay = ext.sub("replay")
     _, surface = replay.find_replay(_domain())
-    return replay._get_input(surface, "Material")
+    return ext.sub("replay_inputs").get_input(surface, "Material")
 
 
 def _value(socket, attribute: float) -> float:
@@ -168,7 +168,7 @@ def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, save
     assert mat.name == "SPH Jelly + Water"
     replay = ext.sub("replay")
     particles, surface = replay.find_replay(_domain())
-    assert replay._get_input(particles, "Material") == mat
+    assert ext.sub("replay_inputs").get_input(particles, "Material") == mat
     bpy.context.scene.frame_set(2)
     indices = evaluated_mesh_attributes(surface)["material"][1]
     assert set(np.unique(indices)) == {0, 1}
@@ -188,10 +188,10 @@ def test_the_domains_material_and_the_artists_win(ext, saved_file):
     _domain().data.materials.clear()
     replay = ext.sub("replay")
     _, surface = replay.find_replay(_domain())
-    replay._set_input(surface, "Material", None)
+    ext.sub("replay_inputs").set_input(surface, "Material", None)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext).name == "SPH Honey"
     theirs = bpy.data.materials.new("Theirs")
-    replay._set_input(surface, "Material", theirs)
+    ext.sub("replay_inputs").set_input(surface, "Material", theirs)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext) == theirs

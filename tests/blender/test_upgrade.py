@@ -52,6 +52,6 @@ def test_a_file_saved_in_4_2_bakes_the_same_particles_again(ext, opened):
         name = f"particles/particles_{k:04d}.ply"
         assert (opened / "rebaked" / name).read_bytes() == (opened / "sph_cache" / name).read_bytes(), name
     for ob in replay.find_replay(bpy.data.objects["Tank"]):
-        assert replay._get_input(ob, "Material") == saved
+        assert ext.sub("replay_inputs").get_input(ob, "Material") == saved
     assert saved[tag] == "viscoelastic/water"
     assert [m.name for m in bpy.data.materials if m.get(tag)] == ["SPH Water"]
