@@ -10,7 +10,7 @@ import math
 import bpy
 
 from ..core.solvers.base import MaterialModel
-from . import baking, export, jobs, migrate
+from . import baking, export, export_values, jobs, migrate
 from . import properties as props
 
 
@@ -230,8 +230,8 @@ def derived_constants(scene, ob) -> dict:
     gravity = sim["gravity"]
     if domain is not None:
         d = domain.sph.domain
-        spacing = export.spacing(domain) * export.unit_scale(scene, domain)
-        sim.update(export.values(d, props.DOMAIN_SIMULATION))
+        spacing = export_values.spacing(domain) * export_values.unit_scale(scene, domain)
+        sim.update(export_values.values(d, props.DOMAIN_SIMULATION))
         if not d.use_scene_gravity:
             gravity = tuple(d.gravity)
         else:
@@ -245,7 +245,7 @@ def derived_constants(scene, ob) -> dict:
     else:
         substeps = int(sim["substeps"])
     dt = frame_dt / substeps
-    model, params = export.material_params(ob)
+    model, params = export_values.material_params(ob)
     return {"domain": domain.name if domain is not None else "", "spacing": spacing, "h": h,
             "substeps": substeps, "automatic": automatic, "dt": dt, "model": model,
             "constants": _derived(model, params, float(spacing), float(h), float(dt))}
