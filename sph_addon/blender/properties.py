@@ -322,6 +322,29 @@ def _make_groups() -> list[type]:
     SPHColliderSettings = type("SPHColliderSettings", (bpy.types.PropertyGroup,),
                                {"__annotations__": collider_ann, "__doc__": "Collider settings"})
 
+    SPHSurfaceSettings, SPHDomainSettings = _domain_classes()
+    object_ann = {
+        "role": EnumProperty(name="Type", items=ROLES, default='NONE', update=_role_changed,
+                             description="What this object is in the SPH simulation"),
+        # Default on: files saved before the toggle existed store nothing and bake every object, as before.
+        "enabled": BoolProperty(name="Enabled", default=True,
+                                description="Take part in the simulation: a disabled Fluid or Inflow makes no "
+                                            "particles and a disabled Collider does not collide (the Domain "
+                                            "always bakes)"),
+        "domain": PointerProperty(type=SPHDomainSettings),
+        "material": PointerProperty(type=SPHMaterialSettings),
+        "fluid": PointerProperty(type=SPHFluidSettings),
+        "inflow": PointerProperty(type=SPHInflowSettings),
+        "collider": PointerProperty(type=SPHColliderSettings),
+    }
+    SPHObjectSettings = type("SPHObjectSettings", (bpy.types.PropertyGroup,),
+                             {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
+    return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
+            SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+
+
+def _domain_classes() -> tuple[type, type]:
+    """``ob.sph.domain`` (simulation, borders, cache, replay) and its ``surface`` settings."""
     domain_ann = {
         **_annotations(DOMAIN_TOP),
         **_annotations(DOMAIN_SIMULATION),
@@ -356,25 +379,7 @@ def _make_groups() -> list[type]:
     domain_ann["surface"] = PointerProperty(type=SPHSurfaceSettings)
     SPHDomainSettings = type("SPHDomainSettings", (bpy.types.PropertyGroup,),
                              {"__annotations__": domain_ann, "__doc__": "Domain settings"})
-
-    object_ann = {
-        "role": EnumProperty(name="Type", items=ROLES, default='NONE', update=_role_changed,
-                             description="What this object is in the SPH simulation"),
-        # Default on: files saved before the toggle existed store nothing and bake every object, as before.
-        "enabled": BoolProperty(name="Enabled", default=True,
-                                description="Take part in the simulation: a disabled Fluid or Inflow makes no "
-                                            "particles and a disabled Collider does not collide (the Domain "
-                                            "always bakes)"),
-        "domain": PointerProperty(type=SPHDomainSettings),
-        "material": PointerProperty(type=SPHMaterialSettings),
-        "fluid": PointerProperty(type=SPHFluidSettings),
-        "inflow": PointerProperty(type=SPHInflowSettings),
-        "collider": PointerProperty(type=SPHColliderSettings),
-    }
-    SPHObjectSettings = type("SPHObjectSettings", (bpy.types.PropertyGroup,),
-                             {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
-    return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
-            SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+    return SPHSurfaceSettings, SPHDomainSettings
 
 
 def _render_particles_changed(self, context):
