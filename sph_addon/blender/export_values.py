@@ -85,6 +85,8 @@ def values(group, params) -> dict:
 
 
 def material_item(ob) -> dict:
+    """The scene file's material of a Fluid or Inflow: its name, model, preset and the values that
+    differ from the preset. Upgrades settings of older versions first; raises ExportError."""
     m = ob.sph.material
     # Files from before per-model groups: the farm command and appended objects may have missed
     # the load handler. A no-op for current files.
