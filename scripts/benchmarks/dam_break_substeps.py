@@ -1,7 +1,7 @@
 """How the dam break's front depends on the substeps: the slice of ``tests/core/test_water_physics.py``
 (Martin & Moyce's 2:1 column, a = 1 m, five particles deep) at each a/spacing and each
 ``simulation.min_substeps`` given, its front slope over 1.2 <= T <= 3 against theirs, and the
-substeps it took a frame (docs/materials.md, "The free surface between cells"). ``--xsph`` sets
+substeps it took a frame (docs/materials.md, the water preset). ``--xsph`` sets
 the model's XSPH share a substep (``viscoelastic_clavet2005.XSPH``, 0.05) for the run.
 
 Usage::

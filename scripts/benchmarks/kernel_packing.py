@@ -2,7 +2,7 @@
 
 A density relaxation sees kernel sums, not counts: if another arrangement reaches the rest density
 Σ W(r/h) of the cubic lattice with more particles per volume, the liquid can pack into it and lose
-depth with every particle at its rest density (docs/materials.md, "The wall's missing turn"). For
+depth with every particle at its rest density (CHANGELOG.md, method notes, "The wall's missing turn"). For
 each kernel shape and support h (in spacings) this prints the number density, over the cubic
 lattice's, of the face-centred and body-centred cubic lattices, of stacked triangular layers one
 spacing apart and of the cubic lattice with every other column shifted by half a spacing along it

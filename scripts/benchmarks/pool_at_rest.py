@@ -8,12 +8,12 @@ mean z of the top N/20 particles and of all particles; then the largest speed ov
 second, the substeps and relaxation passes, and the wall time. It also prints the pool's depth as
 the surface stands (mean z of the top layer's worth of particles plus half a spacing) against the
 0.5 m filled, and, at 2 s, how many particles the first three layers along the side walls hold at
-mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall is there: docs/materials.md).
-``--density-error`` and ``--support-factor`` run the variants of that page's depth table;
+mid-depth (0.1-0.4 m) over the lattice's (the depth's shortfall was there: CHANGELOG.md, method notes).
+``--density-error`` and ``--support-factor`` run the variants of the notes' depth table;
 ``--structure`` prints the interior's neighbour shells at the end (what arrangement it settled into);
 ``--spacing`` runs the same pool at another particle spacing (the depth's and stillness's
 resolution independence: 0.025, 0.01667 and 0.0125 in docs/materials.md); ``--min-substeps`` raises
-the substeps (docs/materials.md, "Raising the substeps can throw a fresh pool up").
+the substeps (CHANGELOG.md, method notes, "Raising the substeps can throw a fresh pool up").
 
 Usage::
 

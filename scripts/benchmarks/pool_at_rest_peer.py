@@ -1,6 +1,6 @@
 """How still SPlisHSPlasH's DFSPH keeps a pool of water at rest: the peer's figures for our pool scene.
 
-Why: our solver's resting pool (``pool_at_rest.py``; the figures are in docs/materials.md, "Beside
+Why: our solver's resting pool (``pool_at_rest.py``; the figures are in CHANGELOG.md's method notes, "Beside
 the peer") needs a reference from an established solver on the same scene. What: a closed column
 0.3 x 0.3 x 1.0 m (walls at x, y = 0, 0.3 and z = 0, 1.0), water 0.5 m deep, spacing 0.025 m
 (radius 0.0125), gravity -9.81 in z, density 1000, 4 s simulated, with the configuration

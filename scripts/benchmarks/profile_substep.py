@@ -27,24 +27,24 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py: the bench's dam break)
 
+import sph_addon.core.boundary.lattice_fill as lattice_fill  # noqa: E402
+import sph_addon.core.boundary.static_cells as static_cells  # noqa: E402
 import sph_addon.core.neighbors as neighbors  # noqa: E402
 import sph_addon.core.simulation as simulation  # noqa: E402
-import sph_addon.core.solvers.density_relaxation_kernels as relaxation  # noqa: E402
-import sph_addon.core.solvers.grid_projection as grid  # noqa: E402
-import sph_addon.core.solvers.grid_projection_kernels as grid_kernels  # noqa: E402
-import sph_addon.core.solvers.grid_surface as grid_surface  # noqa: E402
-import sph_addon.core.solvers.liquid_units as units  # noqa: E402
-import sph_addon.core.solvers.surface_tension_kernels as tension  # noqa: E402
 import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
-import sph_addon.core.solvers.xsph_kernels as xsph  # noqa: E402
 import sph_addon.core.state as state  # noqa: E402
+import sph_addon.core.terms.pressure_projection_zhu2005 as grid  # noqa: E402
+import sph_addon.core.terms.pressure_projection_zhu2005_kernels as grid_kernels  # noqa: E402
+import sph_addon.core.terms.relaxation_clavet2005_kernels as relaxation  # noqa: E402
+import sph_addon.core.terms.surface_tension_brackbill1992 as tension  # noqa: E402
+import sph_addon.core.terms.xsph_monaghan1989_kernels as xsph  # noqa: E402
 
 STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"), (state.ParticleState, "permute"),
-          (units, "wall_terms"), (tension, "surface_tension_impulses"), (xsph, "smooth_velocities"),
+          (lattice_fill, "wall_terms"), (tension, "surface_tension_impulses"), (xsph, "smooth_velocities"),
           (relaxation, "double_density_relaxation"), (simulation.Simulation, "_collide"),
           (simulation.Simulation, "check_and_stats"), (model.ViscoelasticModel, "velocity_stage"),
           (model.ViscoelasticModel, "position_stage"), (simulation.Simulation, "step"),
-          (grid.GridProjection, "project"), (grid.GridProjection, "_kinds"), (grid_surface.WallCells, "_measure"),
+          (grid.GridProjection, "project"), (grid.GridProjection, "_kinds"), (static_cells.WallCells, "_measure"),
           (grid_kernels, "splat"), (grid_kernels, "solve"), (grid_kernels, "velocity_changes")]
 
 

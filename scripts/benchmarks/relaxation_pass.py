@@ -71,7 +71,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", type=int, nargs="+", default=[10, 25])
     args = ap.parse_args()
-    from sph_addon.core.solvers.density_relaxation_kernels import double_density_relaxation
+    from sph_addon.core.terms.relaxation_clavet2005_kernels import double_density_relaxation
 
     names = list(inspect.signature(double_density_relaxation.py_func).parameters)
     for frame, call_args in sorted(record(args.frames).items()):

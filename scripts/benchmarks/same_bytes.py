@@ -7,8 +7,10 @@ The scenes: ``scripts/scenes/*.json`` (dam break, honey coil, jelly drop), a poo
 (``tests/data/meshes/box_dup_flipped.ply``) and one block of every other preset side by side (springs
 of each kind, yield stress, viscosity, surface tension), each for ``--frames`` frames. The reference
 is baked once per commit into ``--work`` (a ``git worktree`` of the commit, removed afterwards) and
-kept there, so comparing again after an edit bakes this checkout only. Exit 0 when every file is
-identical; otherwise each differing file is named and the exit status is 1.
+kept there, so comparing again after an edit bakes this checkout only. Particle frames are compared
+byte for byte; checkpoints by their arrays' bytes and their record's values (the models' state may be
+nested differently). Exit 0 when all agree; otherwise each differing file is named and the exit
+status is 1.
 """
 
 from __future__ import annotations
@@ -68,9 +70,32 @@ def bake_all(code: Path, scene_files: list[Path], out: Path, frames: int) -> Non
         print(f"baked {scene.stem} with {code}", flush=True)
 
 
+def _leaves(tree, out: dict) -> dict:
+    """The leaves of a nested dict by their own key (the models' state, however the terms nest it)."""
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            _leaves(value, out)
+        else:
+            out[key] = value
+    return out
+
+
+def _checkpoint(path: Path) -> bytes:
+    """A checkpoint's arrays' bytes and its record, the models' state flattened to its values: the same
+    state saved in another layout compares equal."""
+    import numpy as np
+
+    with np.load(path) as z:
+        meta = json.loads(z["meta"].tobytes())
+        meta["models"] = {name: _leaves(state, {}) for name, state in meta.get("models", {}).items()}
+        arrays = b"".join(name.encode() + z[name].tobytes() for name in sorted(z.files) if name != "meta")
+    return arrays + json.dumps(meta, sort_keys=True).encode()
+
+
 def files(cache: Path) -> dict[str, bytes]:
-    return {p.relative_to(cache).as_posix(): p.read_bytes() for kind in ("particles", "state")
-            for p in sorted((cache / kind).iterdir())}
+    out = {p.relative_to(cache).as_posix(): p.read_bytes() for p in sorted((cache / "particles").iterdir())}
+    out.update({p.relative_to(cache).as_posix(): _checkpoint(p) for p in sorted((cache / "state").glob("*.npz"))})
+    return out
 
 
 def main() -> int:
@@ -104,7 +129,8 @@ def main() -> int:
         differ += [f"{scene.stem}/{name}" for name in sorted(mine) if name in theirs and mine[name] != theirs[name]]
     for line in differ:
         print("DIFFERS", line)
-    print(f"{len(scene_files)} scenes, {args.frames} frames: " + ("identical" if not differ else f"{len(differ)} differ"))
+    verdict = "identical" if not differ else f"{len(differ)} differ"
+    print(f"{len(scene_files)} scenes, {args.frames} frames: {verdict}")
     return 1 if differ else 0
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import bpy
 
-from . import export, replay
+from . import export, export_meshes, replay
 from .export import ExportError
 from .replay_nodes import PARTICLES, SURFACE
 
@@ -68,7 +68,7 @@ class AlembicResult:
 
 
 def default_path(domain) -> Path:
-    return export.cache_dir(domain) / EXPORT_DIR / f"{export._safe(domain.name)}.abc"
+    return export.cache_dir(domain) / EXPORT_DIR / f"{export_meshes.safe_name(domain.name)}.abc"
 
 
 def output_path(domain, filepath: str) -> Path:

@@ -27,7 +27,7 @@ from ..core.durations import eta_seconds, format_duration
 from ..core.errors import InputError
 from ..core.params import resolve
 from ..core.surface.settings import SURFACE_PARAMETERS, settings_from_values
-from . import export, runtime
+from . import export, export_meshes, export_values, runtime
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +119,9 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
 
 def surface_settings(domain):
     d = domain.sph.domain
-    vals = resolve(SURFACE_PARAMETERS, export.values(d.surface, SURFACE_PARAMETERS), "surface")
+    vals = resolve(SURFACE_PARAMETERS, export_values.values(d.surface, SURFACE_PARAMETERS), "surface")
     try:
-        return settings_from_values(vals, export.spacing(domain))
+        return settings_from_values(vals, export_values.spacing(domain))
     except InputError as exc:
         raise export.explain(exc, {"surface": domain.name}) from None
 
@@ -191,11 +191,11 @@ def finish(scene, task: Task) -> None:
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
     d = domain.sph.domain
-    presets = liquid_materials.cache_presets(export.cache_dir(domain))
-    look = liquid_materials.material_for(presets) if presets is not None else None
-    # The cache is in metres: the replay objects are scaled back to scene units (export.unit_scale).
-    unit = export.unit_scale(scene, domain)
-    shown = replay.ensure_replay(domain, d.cache_directory, 0.5 * export.spacing(domain) * unit,
+    looks = liquid_materials.cache_looks(export.cache_dir(domain))
+    look = liquid_materials.material_for(looks) if looks is not None else None
+    # The cache is in metres: the replay objects are scaled back to scene units (export_values.unit_scale).
+    unit = export_values.unit_scale(scene, domain)
+    shown = replay.ensure_replay(domain, d.cache_directory, 0.5 * export_values.spacing(domain) * unit,
                                  d.render_particles, look)
     for ob in shown:
         if unit != 1.0 or "sph_unit_scale" in ob:  # objects never scaled keep whatever the artist set
@@ -314,10 +314,10 @@ def fluid_volume(fluids) -> float:
     volume = 0.0
     for ob in fluids:
         try:
-            co, tris = export.mesh_arrays(ob, depsgraph, "world")
+            co, tris = export_meshes.mesh_arrays(ob, depsgraph, "world")
         except InputError:
             continue
-        volume += abs(export.signed_volume(co, tris)) if len(tris) else 0.0
+        volume += abs(export_meshes.signed_volume(co, tris)) if len(tris) else 0.0
     return volume
 
 

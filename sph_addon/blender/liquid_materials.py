@@ -20,10 +20,13 @@ honey. Looks were chosen from what each substance does to light:
 - dough: pale beige, matte, soft subsurface scattering (flour and water);
 - rubber: opaque charcoal, a satin sheen.
 
-A preset with no look here (a model added later) gets the neutral light-blue glossy look the
-replay used before. The material is built once per list of presets and shared; the replay
-uses it only where the artist set no material of their own (``replay.ensure_replay``). Main
-thread only, like all bpy.
+Presets belong to a model (two models may each have a ``water``), so a look is keyed by the
+model and the preset. A preset with no look here (a model added later) gets the neutral
+light-blue glossy look the replay used before. The material is built once per list of
+(model, preset) pairs and shared; the replay uses it only where the artist set no material of
+their own (``replay.ensure_replay``). Materials made up to commit 45ad05e are keyed by their
+presets alone (every bake was viscoelastic then): :func:`material_for` finds them under that key
+and re-keys them, so a file saved then keeps its material. Main thread only, like all bpy.
 """
 
 from __future__ import annotations
@@ -35,10 +38,15 @@ import bpy
 
 from ..core.errors import InputError
 from ..core.jsonfile import read_json
+from ..core.solvers import SOLVERS
 
-# On materials we make (the replay may replace them; never one the artist made): the presets' key.
+# On materials we make (the replay may replace them; never one the artist made): the looks' key.
 TAG = "sph_replay_material"
 ATTRIBUTE = "material"
+# The model of a scene file's material that names none (core/scene.py).
+SCENE_DEFAULT_MODEL = "viscoelastic"
+# The only model of the versions whose materials are keyed by their presets alone (up to 45ad05e).
+_PRESET_KEYED_MODEL = "viscoelastic"
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,8 @@ class Look:
     specular: float = 0.5
 
 
-LOOKS: dict[str, Look] = {
+# model -> preset -> look.
+LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
     "water": Look(color=(0.85, 0.95, 1.0), roughness=0.01, ior=1.333, transmission=1.0),
     "honey": Look(color=(1.0, 0.42, 0.03), roughness=0.05, ior=1.49, transmission=1.0),
     "mud": Look(color=(0.09, 0.055, 0.03), roughness=0.55, coat=0.35, coat_roughness=0.12),
@@ -73,19 +82,20 @@ LOOKS: dict[str, Look] = {
     "dough": Look(color=(0.86, 0.74, 0.55), roughness=0.85, specular=0.3, subsurface=0.4,
                   subsurface_radius=(1.0, 0.8, 0.6), subsurface_scale=0.01),
     "rubber": Look(color=(0.04, 0.04, 0.045), roughness=0.45, specular=0.4),
-}
+}}
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 
 
-def look(preset: str) -> Look:
-    return LOOKS.get(preset, FALLBACK)
+def look(model: str, preset: str) -> Look:
+    """The look of ``model``'s ``preset``; the neutral one for a preset (or model) without a look."""
+    return LOOKS.get(model, {}).get(preset, FALLBACK)
 
 
-def cache_presets(cache_root: Path) -> list[str] | None:
-    """The preset of each material index of the bake in ``cache_root`` (its stored scene.json).
+def cache_looks(cache_root: Path) -> list[tuple[str, str]] | None:
+    """``(model, preset)`` of each material index of the bake in ``cache_root`` (its stored scene.json).
 
     None when there is no readable stored scene (nothing baked yet). A material without a
-    preset reads as ``""`` (the fallback look).
+    preset reads as ``""`` (the fallback look), one without a model as the scene file's default.
     """
     try:
         scene = read_json(Path(cache_root) / "scene.json", "stored scene")
@@ -94,20 +104,52 @@ def cache_presets(cache_root: Path) -> list[str] | None:
     materials = scene.get("materials") if isinstance(scene, dict) else None
     if not isinstance(materials, list):
         return None
-    return [str(m.get("preset") or "") if isinstance(m, dict) else "" for m in materials]
+    return [(str(m.get("model") or SCENE_DEFAULT_MODEL), str(m.get("preset") or "")) if isinstance(m, dict)
+            else (SCENE_DEFAULT_MODEL, "") for m in materials]
 
 
-def material_for(presets: list[str]) -> bpy.types.Material:
-    """The shared material giving material index ``i`` the look of ``presets[i]`` (built once)."""
-    key = ",".join(presets) or "-"
-    for mat in bpy.data.materials:
-        if mat.get(TAG) == key and mat.library is None:
+def looks_key(looks: list[tuple[str, str]]) -> str:
+    """The tag of the material made for ``looks``: ``model/preset`` per material index.
+
+    Model and preset names are identifiers (``core.blender_names``): no ``/`` or ``,`` in them.
+    """
+    return ",".join(f"{model}/{preset}" for model, preset in looks) or "-"
+
+
+def _preset_key(looks: list[tuple[str, str]]) -> str | None:
+    """The tag the same material had up to commit 45ad05e (presets alone), where it can have had one."""
+    if any(model != _PRESET_KEYED_MODEL for model, _ in looks):
+        return None
+    return ",".join(preset for _, preset in looks) or "-"
+
+
+def material_for(looks: list[tuple[str, str]]) -> bpy.types.Material:
+    """The shared material giving material index ``i`` the look of ``looks[i]`` (model, preset), built once."""
+    key, old = looks_key(looks), _preset_key(looks)
+    local = [mat for mat in bpy.data.materials if mat.library is None and mat.get(TAG)]
+    for wanted in (key, old):
+        mat = next((mat for mat in local if mat.get(TAG) == wanted), None) if wanted else None
+        if mat is not None:
+            mat[TAG] = key
             return mat
-    names = list(dict.fromkeys(p.title() or "Liquid" for p in presets)) or ["Liquid"]
-    mat = bpy.data.materials.new("SPH " + " + ".join(names))
+    mat = bpy.data.materials.new("SPH " + " + ".join(_names(looks)))
     mat[TAG] = key
-    _build(mat, [look(p) for p in presets] or [FALLBACK])
+    _build(mat, [look(model, preset) for model, preset in looks] or [FALLBACK])
     return mat
+
+
+def _names(looks: list[tuple[str, str]]) -> list[str]:
+    """The presets' names for the material's name; the model's too where two models share a preset name."""
+    models_of: dict[str, set[str]] = {}
+    for model, preset in looks:
+        models_of.setdefault(preset, set()).add(model)
+    names = []
+    for model, preset in looks:
+        name = preset.title() or "Liquid"
+        if len(models_of[preset]) > 1:
+            name += f" ({getattr(SOLVERS.get(model), 'label', '') or model.title()})"
+        names.append(name)
+    return list(dict.fromkeys(names)) or ["Liquid"]
 
 
 def _build(mat: bpy.types.Material, looks: list[Look]) -> None:

@@ -13,7 +13,7 @@ Blender stores an enum as its item's number. Up to now the items were numbered
 by position (the model selector, the presets, ``choice`` parameters such as
 ``springs``, a Collider's ``mode``, an Inflow's ``shape``, the surface
 ``field``); now each item has a stable number derived from its identifier
-(``properties.stable_number``, always >= 2**30), so a stored number that is a
+(``core.blender_names.stable_number``, always >= 2**30), so a stored number that is a
 valid position is one: :data:`POSITIONAL` says, frozen, which item each
 position meant, and it is rewritten as that item's stable number. The value
 itself tells old from new, so files saved with layout 2 (never released) and
@@ -26,7 +26,7 @@ model's ``stiffness``, ``repulsion_factor``, ``rest_density``, ``viscosity`` and
 1) or in the model's group. Their values cannot be converted (the new
 parameters measure something else); they are dropped, with one console note
 (a logged warning) per object naming them and what replaced them. The scene file
-refuses them instead (``core.scene.REMOVED_PARAMETERS``): only the add-on drops
+refuses them instead (each model's ``removed_parameters``): only the add-on drops
 values silently enough to need the note.
 
 Domains saved before *Render Particles* existed rendered their particle object
@@ -89,7 +89,9 @@ REMOVED: dict[str, dict[str, str]] = {
     },
 }
 
-# Names a model must not take: its pointer on ob.sph.material would clash with an old value.
+# Names a model must not take: its pointer on ob.sph.material would clash with an old value. The
+# check at registration reads them from core.blender_names.MATERIAL_GROUP_NAMES (no bpy there);
+# tests/blender/test_blender_names.py holds the two lists together.
 RESERVED_NAMES = frozenset((*_LAYOUT1_KEYS, MARK, INITIALISED))
 
 # Frozen on purpose: the items in the order the versions up to layout 2 numbered them (their

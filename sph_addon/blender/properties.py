@@ -13,7 +13,7 @@ change here. Files saved before the per-model groups are upgraded by ``migrate``
 
 Blender saves an enum as its item's number. Every enum whose items come from the
 core (the model selector, each model's presets, ``choice`` parameters) numbers
-them by :func:`stable_number` of the identifier, not by position, so adding a
+them by ``core.blender_names.stable_number`` of the identifier, not by position, so adding a
 preset, a model or a choice leaves every saved file meaning what it meant.
 Files that stored positions (saved before this numbering) are translated by
 ``migrate``.
@@ -27,7 +27,6 @@ solids and two-way rigid coupling, which come later.)
 from __future__ import annotations
 
 import dataclasses
-import zlib
 
 import bpy
 from bpy.props import (
@@ -40,6 +39,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..core.blender_names import MODEL_CLASS_PREFIX, check_model, stable_number
 from ..core.colliders import COMMON_PARAMETERS, OPEN_SIDE_PARAMETERS
 from ..core.colliders.mesh_files import MESH_PARAMETERS
 from ..core.params import Parameter
@@ -64,16 +64,6 @@ _PATH_KW = compat.PATH_PROPERTY_OPTIONS
 
 _FLOAT_UNITS = {"m": 'LENGTH', "rad": 'ROTATION', "s": 'TIME'}
 _VECTOR_SUBTYPES = {"m/s": 'VELOCITY', "m/s^2": 'ACCELERATION', "m": 'TRANSLATION', "rad": 'EULER'}
-
-
-def stable_number(identifier: str) -> int:
-    """The number Blender stores for the enum item ``identifier``: the same in every version.
-
-    A CRC-32 of the identifier folded into [2**30, 2**31): it fits Blender's signed int, and it
-    never equals a small position, so ``migrate`` can tell a number saved by position (older
-    files) from a stable one by its value alone.
-    """
-    return (zlib.crc32(identifier.encode("utf-8")) & 0x3FFFFFFF) | 0x40000000
 
 
 def numbered(items, what: str) -> list[tuple[str, str, str, str, int]]:
@@ -256,18 +246,14 @@ def _model_items() -> list[tuple[str, str, str, str, int]]:
                     "material models")
 
 
-# Properties of SPHMaterialSettings itself; a model's pointer (named after the model) must not clash.
-_MATERIAL_OWN = frozenset(("model", "initial_velocity"))
-
-
 def _model_group_class(name: str, spec) -> type:
-    """The settings group of one model: its declared parameters and a menu of its own presets."""
-    if not name.isidentifier() or name in _MATERIAL_OWN or name in migrate.RESERVED_NAMES:
-        raise ValueError(f"material model name {name!r} cannot name a Blender property (a Python identifier "
-                         f"other than {', '.join(sorted(_MATERIAL_OWN | migrate.RESERVED_NAMES))})")
+    """The settings group of one model: its declared parameters and a menu of its own presets.
+
+    A model put into ``SOLVERS`` without ``solvers.register`` is checked here, with the same
+    message, before Blender refuses (or silently shadows) one of its names.
+    """
+    check_model(spec, [other for other in SOLVERS if other != name])
     ann = _annotations(spec.parameters)
-    if "preset" in ann:
-        raise ValueError(f"material model {name!r} declares a parameter named 'preset', the name of its preset menu")
     label = model_label(name)
     if spec.presets:
         # Shown sorted by name; stored by stable number, so a new preset changes no saved file.
@@ -277,7 +263,7 @@ def _model_group_class(name: str, spec) -> type:
                                      update=_preset_updater(name),
                                      description="Material preset; choosing one sets every parameter below, "
                                                  "and any change afterwards overrides it")
-    return type(f"SPH_PG_material_{name}", (bpy.types.PropertyGroup,),
+    return type(f"{MODEL_CLASS_PREFIX}{name}", (bpy.types.PropertyGroup,),
                 {"__annotations__": ann, "__doc__": f"Settings of the {label} material model"})
 
 
@@ -336,6 +322,29 @@ def _make_groups() -> list[type]:
     SPHColliderSettings = type("SPHColliderSettings", (bpy.types.PropertyGroup,),
                                {"__annotations__": collider_ann, "__doc__": "Collider settings"})
 
+    SPHSurfaceSettings, SPHDomainSettings = _domain_classes()
+    object_ann = {
+        "role": EnumProperty(name="Type", items=ROLES, default='NONE', update=_role_changed,
+                             description="What this object is in the SPH simulation"),
+        # Default on: files saved before the toggle existed store nothing and bake every object, as before.
+        "enabled": BoolProperty(name="Enabled", default=True,
+                                description="Take part in the simulation: a disabled Fluid or Inflow makes no "
+                                            "particles and a disabled Collider does not collide (the Domain "
+                                            "always bakes)"),
+        "domain": PointerProperty(type=SPHDomainSettings),
+        "material": PointerProperty(type=SPHMaterialSettings),
+        "fluid": PointerProperty(type=SPHFluidSettings),
+        "inflow": PointerProperty(type=SPHInflowSettings),
+        "collider": PointerProperty(type=SPHColliderSettings),
+    }
+    SPHObjectSettings = type("SPHObjectSettings", (bpy.types.PropertyGroup,),
+                             {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
+    return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
+            SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+
+
+def _domain_classes() -> tuple[type, type]:
+    """``ob.sph.domain`` (simulation, borders, cache, replay) and its ``surface`` settings."""
     domain_ann = {
         **_annotations(DOMAIN_TOP),
         **_annotations(DOMAIN_SIMULATION),
@@ -370,25 +379,7 @@ def _make_groups() -> list[type]:
     domain_ann["surface"] = PointerProperty(type=SPHSurfaceSettings)
     SPHDomainSettings = type("SPHDomainSettings", (bpy.types.PropertyGroup,),
                              {"__annotations__": domain_ann, "__doc__": "Domain settings"})
-
-    object_ann = {
-        "role": EnumProperty(name="Type", items=ROLES, default='NONE', update=_role_changed,
-                             description="What this object is in the SPH simulation"),
-        # Default on: files saved before the toggle existed store nothing and bake every object, as before.
-        "enabled": BoolProperty(name="Enabled", default=True,
-                                description="Take part in the simulation: a disabled Fluid or Inflow makes no "
-                                            "particles and a disabled Collider does not collide (the Domain "
-                                            "always bakes)"),
-        "domain": PointerProperty(type=SPHDomainSettings),
-        "material": PointerProperty(type=SPHMaterialSettings),
-        "fluid": PointerProperty(type=SPHFluidSettings),
-        "inflow": PointerProperty(type=SPHInflowSettings),
-        "collider": PointerProperty(type=SPHColliderSettings),
-    }
-    SPHObjectSettings = type("SPHObjectSettings", (bpy.types.PropertyGroup,),
-                             {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
-    return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
-            SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+    return SPHSurfaceSettings, SPHDomainSettings
 
 
 def _render_particles_changed(self, context):

@@ -50,32 +50,42 @@ Render First / Last Frame (read by renders only: :func:`expect_surfaces`).
 
 The .blend must be saved before ``//`` paths resolve; until then both mechanisms show
 nothing.
+
+This module makes, finds and updates the replay objects and holds the handlers;
+:mod:`.replay_nodes` builds the node groups, :mod:`.replay_inputs` reads and writes the
+modifier's inputs by name (frame ranges included), and :mod:`.replay_frames` reads the frame
+files (which hold geometry; a frame into a mesh for the handler).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import bpy
-import numpy as np
 from bpy.app.handlers import persistent
 
 from ..core.cache import CacheDir
 from ..core.errors import InputError
 from ..core.jsonfile import read_json
-from ..core.plyio import PlyError, read_ply
-from . import compat, liquid_materials
+from . import liquid_materials, replay_frames
+from .replay_inputs import (
+    MODIFIER_NAME,
+    find_modifier,
+    frame_range,
+    get_input,
+    set_frame_range,
+    set_input,
+    set_render_range,
+    socket_identifier,
+    use_group,
+)
 from .replay_nodes import (
-    FIRST,
     KINDS,
-    LAST,
     MODE_HANDLER,
     MODE_IMPORT,
     PARTICLES,
     RENDER_FIRST,
-    RENDER_LAST,
     SURFACE,
     TAG_GROUP,
     TIME_SCALE,
@@ -93,7 +103,6 @@ TAG_MODE = "sph_replay_mode"         # MODE_IMPORT | MODE_HANDLER
 TAG_RADIUS = "sph_particle_radius"   # the radius ensure_replay last set (to tell user edits apart)
 _TAG_LOADED = "sph_replay_loaded"    # on a handler-mode mesh: the file (path, mtime, size) it holds
 
-MODIFIER_NAME = "SPH Replay"
 _OBJECT_SUFFIX = {PARTICLES: "Particles", SURFACE: "Surface"}
 
 
@@ -209,41 +218,6 @@ def sync_frames(domain_ob: bpy.types.Object) -> bool:
     return changed
 
 
-def frame_range(ob: bpy.types.Object, render: bool = False) -> tuple[int, int] | None:
-    """(first, last) frame the replay object reads, first > last when it reads nothing; None when
-    its node group predates frame ranges (it reads every frame). ``render``: what a render reads
-    (the Render First/Last Frame a farm's bake set, when set)."""
-    mod = _replay_modifier(ob)
-    if mod is None or mod.node_group is None or _socket_identifier(mod.node_group, FIRST) is None:
-        return None
-    if render and _socket_identifier(mod.node_group, RENDER_FIRST) is not None:
-        first, last = _get_input(ob, RENDER_FIRST), _get_input(ob, RENDER_LAST)
-        if first is not None and last is not None and first <= last:
-            return int(first), int(last)
-    first, last = _get_input(ob, FIRST), _get_input(ob, LAST)
-    # An input never set reads its socket's default: nothing.
-    return (1, 0) if first is None or last is None else (int(first), int(last))
-
-
-def set_frame_range(ob: bpy.types.Object, first: int, last: int) -> bool:
-    """Set the frames the replay object reads, renders included (only files there must exist); True if
-    it changed."""
-    current = frame_range(ob)
-    if current is None or (current == (first, last) and frame_range(ob, render=True) == current):
-        return False
-    _set_input(ob, FIRST, int(first))
-    _set_input(ob, LAST, int(last))
-    _set_render_range(ob, 1, 0)
-    ob.update_tag()
-    return True
-
-
-def _set_render_range(ob: bpy.types.Object, first: int, last: int) -> None:
-    if _socket_identifier(_replay_modifier(ob).node_group, RENDER_FIRST) is not None:
-        _set_input(ob, RENDER_FIRST, int(first))
-        _set_input(ob, RENDER_LAST, int(last))
-
-
 def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
     """Renders of the surface read the frames the particles read, before they are meshed; True if that changed.
 
@@ -259,9 +233,9 @@ def expect_surfaces(domain_ob: bpy.types.Object) -> bool:
     wanted = frame_range(particles)
     if frame_range(surface, render=True) == wanted:
         return False
-    if _socket_identifier(_replay_modifier(surface).node_group, RENDER_FIRST) is None:
+    if socket_identifier(find_modifier(surface).node_group, RENDER_FIRST) is None:
         return set_frame_range(surface, *wanted)
-    _set_render_range(surface, *wanted)
+    set_render_range(surface, *wanted)
     return True
 
 
@@ -271,9 +245,9 @@ def _sync_frames(ob: bpy.types.Object) -> bool:
 
 def _sync_time_scale(ob: bpy.types.Object) -> None:
     """Set the Time Scale input from the cache's stored scene (left as it is when nothing is baked)."""
-    mod = _replay_modifier(ob)
+    mod = find_modifier(ob)
     some = _frame_file(ob, 0)
-    if some is None or mod is None or mod.node_group is None or _socket_identifier(mod.node_group, TIME_SCALE) is None:
+    if some is None or mod is None or mod.node_group is None or socket_identifier(mod.node_group, TIME_SCALE) is None:
         return
     try:
         stored = read_json(some.parent.parent / "scene.json", "stored scene")
@@ -281,8 +255,8 @@ def _sync_time_scale(ob: bpy.types.Object) -> None:
         scale = float(simulation.get("time_scale", 1.0)) if isinstance(simulation, dict) else 1.0
     except (InputError, AttributeError, TypeError, ValueError):
         return
-    if scale > 0 and _get_input(ob, TIME_SCALE) != scale:
-        _set_input(ob, TIME_SCALE, scale)
+    if scale > 0 and get_input(ob, TIME_SCALE) != scale:
+        set_input(ob, TIME_SCALE, scale)
 
 
 def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
@@ -300,25 +274,11 @@ def _files_on_disk(ob: bpy.types.Object) -> tuple[int, int]:
     prefix = f"{ob.get(TAG_KIND)}_"
     frames = sorted((int(p.stem[len(prefix):]), p) for p in folder.glob(f"{prefix}*.ply")
                     if p.stem[len(prefix):].isdigit())
-    first = next((f for f, p in frames if _has_vertices(p)), None)
+    first = next((f for f, p in frames if replay_frames.has_vertices(p)), None)
     if first is None:
         return 1, 0
-    last = next(f for f, p in reversed(frames) if _has_vertices(p))
+    last = next(f for f, p in reversed(frames) if replay_frames.has_vertices(p))
     return first, last
-
-
-def _has_vertices(path: Path) -> bool:
-    """Whether a PLY file's header declares at least one vertex (a file being written counts)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    for line in head.split(b"end_header")[0].splitlines():
-        words = line.split()
-        if words[:2] == [b"element", b"vertex"] and len(words) == 3:
-            return words[2] != b"0"
-    return True  # not a header we know: let the importer say what is wrong
 
 
 def remove_replay(domain_ob: bpy.types.Object) -> None:
@@ -328,7 +288,7 @@ def remove_replay(domain_ob: bpy.types.Object) -> None:
             continue
         data = ob.data
         groups = [m.node_group for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None]
-        materials = [_get_input(ob, "Material")]
+        materials = [get_input(ob, "Material")]
         bpy.data.objects.remove(ob)
         if isinstance(data, bpy.types.Mesh) and data.users == 0:
             bpy.data.meshes.remove(data)
@@ -363,66 +323,22 @@ def _configure(ob: bpy.types.Object, kind: str, mode: str, domain_name: str, cac
     ob[TAG_DOMAIN] = domain_name
     ob[TAG_CACHE] = cache_dir
     ob[TAG_MODE] = mode
-    mod = _replay_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
-    _use_group(ob, mod, ensure_group(kind, mode))
+    mod = find_modifier(ob) or ob.modifiers.new(MODIFIER_NAME, 'NODES')
+    use_group(ob, mod, ensure_group(kind, mode))
     if mode == MODE_IMPORT:
-        _set_input(ob, "Path", _file_pattern(cache_dir, kind))
+        set_input(ob, "Path", _file_pattern(cache_dir, kind))
     if kind == PARTICLES:
-        current = _get_input(ob, "Radius")
+        current = get_input(ob, "Radius")
         # Keep a radius the user typed; follow the bake's radius otherwise.
         if TAG_RADIUS not in ob or current is None or abs(current - ob[TAG_RADIUS]) <= 1e-9 * max(1.0, current):
-            _set_input(ob, "Radius", float(particle_radius))
+            set_input(ob, "Radius", float(particle_radius))
             ob[TAG_RADIUS] = float(particle_radius)
-    current = _get_input(ob, "Material")
+    current = get_input(ob, "Material")
     if current is None or (current.get(liquid_materials.TAG) and current is not liquid):
-        _set_input(ob, "Material", liquid)
+        set_input(ob, "Material", liquid)
         if current is not None and current.users == 0 and current.library is None:
             bpy.data.materials.remove(current)  # ours, replaced (e.g. water became honey)
     ob.update_tag()
-
-
-def _use_group(ob: bpy.types.Object, mod: bpy.types.Modifier, group: bpy.types.NodeTree) -> None:
-    """Point the modifier at ``group``; a new group means new socket identifiers: carry the user's values by name."""
-    if mod.node_group is group:
-        return
-    kept = {name: _get_input(ob, name) for name in ("Path", "Radius", "Material", TIME_SCALE)}
-    old = mod.node_group
-    mod.node_group = group
-    if old is not None and old.get(TAG_GROUP) and old.users == 0:
-        bpy.data.node_groups.remove(old)
-    for name, value in kept.items():
-        if value is not None and _socket_identifier(group, name):
-            _set_input(ob, name, value)
-
-
-def _replay_modifier(ob: bpy.types.Object) -> bpy.types.Modifier | None:
-    """Our modifier: by name, or by its node group's tag if the user renamed it."""
-    mod = ob.modifiers.get(MODIFIER_NAME)
-    if mod is not None and mod.type == 'NODES':
-        return mod
-    return next((m for m in ob.modifiers if m.type == 'NODES' and m.node_group is not None
-                 and m.node_group.get(TAG_GROUP)), None)
-
-
-def _set_input(ob: bpy.types.Object, name: str, value) -> None:
-    mod = _replay_modifier(ob)
-    compat.set_modifier_input(mod, _socket_identifier(mod.node_group, name), value)
-
-
-def _get_input(ob: bpy.types.Object, name: str):
-    mod = _replay_modifier(ob)
-    if mod is None or mod.node_group is None:
-        return None
-    ident = _socket_identifier(mod.node_group, name)
-    return compat.get_modifier_input(mod, ident) if ident else None
-
-
-def _socket_identifier(group: bpy.types.NodeTree, name: str) -> str | None:
-    """Modifier inputs are keyed by the socket identifier ("Socket_2"), not the name."""
-    for item in group.interface.items_tree:
-        if item.item_type == 'SOCKET' and item.in_out == 'INPUT' and item.name == name:
-            return item.identifier
-    return None
 
 
 def _domain_material(domain_ob: bpy.types.Object) -> bpy.types.Material | None:
@@ -486,121 +402,15 @@ def _load_frame(ob: bpy.types.Object, frame: int) -> None:
     else:
         first, last = frames
         path = _frame_file(ob, min(frame, last)) if first <= min(frame, last) else None
-    key = _file_key(path)
+    key = replay_frames.file_key(path)
     if me.get(_TAG_LOADED) == key:
         return
-    vertices, faces = _read_frame(path) if key else (None, None)
+    vertices, faces = replay_frames.read_frame(path) if key else (None, None)
     if ob.get(TAG_KIND) == PARTICLES:
-        _write_points(me, vertices)
+        replay_frames.write_points(me, vertices)
     else:
-        _write_surface(me, vertices, faces)
+        replay_frames.write_surface(me, vertices, faces)
     me[_TAG_LOADED] = key
-
-
-def _file_key(path: Path | None) -> str:
-    """Path, modification time and size of the file ("" if missing): changes when a bake rewrites it."""
-    if path is None:
-        return ""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ""
-    return f"{path}|{st.st_mtime_ns}|{st.st_size}"
-
-
-def _read_frame(path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Vertex records and triangles of a file, (None, None) if unreadable.
-
-    Triangles pointing past the vertices are rejected here: written into ``.corner_vert``
-    they would make Blender read out of bounds.
-    """
-    try:
-        data = read_ply(path)
-    except PlyError as exc:
-        log.warning("sph replay: %s", exc)
-        return None, None
-    n = 0 if data.vertices is None else len(data.vertices)
-    if data.faces.size and (data.faces.min() < 0 or data.faces.max() >= n):
-        log.warning("sph replay: %s: triangle indices outside 0..%d", path, n - 1)
-        return None, None
-    return data.vertices, data.faces
-
-
-def _columns(vertices: np.ndarray | None, names: tuple[str, str, str]) -> np.ndarray:
-    """(N, 3) float32 C-contiguous from three scalar properties (zeros if absent): foreach_set's fast input."""
-    if vertices is None:
-        return np.zeros((0, 3), np.float32)
-    if not set(names) <= set(vertices.dtype.names or ()):
-        return np.zeros((len(vertices), 3), np.float32)
-    return np.ascontiguousarray(np.column_stack([vertices[n] for n in names]), dtype=np.float32)
-
-
-def _write_points(me: bpy.types.Mesh, vertices: np.ndarray | None) -> None:
-    """Vertex-only mesh + attributes: Python cannot resize a PointCloud (BLENDER_NOTES.md section 7)."""
-    pos = _columns(vertices, ("x", "y", "z"))
-    me.clear_geometry()
-    me.vertices.add(len(pos))
-    me.attributes["position"].data.foreach_set("vector", pos.ravel())
-    _write_attributes(me, vertices, len(pos), particles=True)
-    me.update()
-
-
-def _write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.ndarray | None) -> None:
-    """Triangle mesh through ``position`` / ``.corner_vert`` (3-4x faster than ``co`` / ``vertex_index``).
-
-    ``.corner_vert`` is internal and undocumented, hence the fallback (BLENDER_NOTES.md section 7).
-    """
-    pos = _columns(vertices, ("x", "y", "z"))
-    tris = np.zeros((0, 3), np.int32) if faces is None else np.ascontiguousarray(faces, dtype=np.int32)
-    me.clear_geometry()
-    me.vertices.add(len(pos))
-    me.loops.add(tris.size)
-    me.polygons.add(len(tris))
-    me.attributes["position"].data.foreach_set("vector", pos.ravel())
-    if ".corner_vert" in me.attributes:
-        me.attributes[".corner_vert"].data.foreach_set("value", tris.ravel())
-    else:
-        me.loops.foreach_set("vertex_index", tris.ravel())
-    me.polygons.foreach_set("loop_start", np.arange(0, tris.size, 3, dtype=np.int32))
-    _write_attributes(me, vertices, len(pos), particles=False)
-    me.update(calc_edges=True)
-
-
-def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, particles: bool) -> None:
-    """The attributes the import mechanism stores too (``replay_nodes._attribute_chain``).
-
-    ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
-    BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
-    integer ``id`` and ``age`` (s) when the cache has them. An attribute the frame lacks is
-    removed, so a mesh never shows a previous frame's values.
-    """
-    vel = _columns(vertices, ("vx", "vy", "vz"))
-    names = set(vertices.dtype.names or ()) if vertices is not None else set()
-    values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
-              "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
-              "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
-    if particles:
-        if "id" in names:
-            values["id"] = ('INT', "value", _column(vertices, "id", np.int32, n))
-        if "age" in names:
-            values["age"] = ('FLOAT', "value", _column(vertices, "age", np.float32, n))
-    for name in ("id", "age"):
-        if name not in values and name in me.attributes:
-            me.attributes.remove(me.attributes[name])
-    for name, (data_type, key, data) in values.items():
-        attr = me.attributes.get(name)
-        if attr is not None and attr.data_type != data_type:
-            me.attributes.remove(attr)
-            attr = None
-        attr = attr or me.attributes.new(name, data_type, 'POINT')
-        attr.data.foreach_set(key, data)
-
-
-def _column(vertices: np.ndarray | None, name: str, dtype, n: int) -> np.ndarray:
-    """One property as a C-contiguous array of ``dtype`` (zeros if absent); uint32 ids wrap like int32."""
-    if vertices is None or name not in (vertices.dtype.names or ()):
-        return np.zeros(n, dtype)
-    return np.ascontiguousarray(vertices[name].astype(dtype, casting="unsafe"))
 
 
 @persistent
@@ -620,9 +430,9 @@ def _on_load_post(*_args) -> None:
     """
     for ob in bpy.data.objects:
         if ob.get(TAG_KIND) in KINDS and ob.library is None and ob.get(TAG_MODE) in (MODE_IMPORT, MODE_HANDLER):
-            mod = _replay_modifier(ob)
+            mod = find_modifier(ob)
             if mod is not None:
-                _use_group(ob, mod, ensure_group(ob[TAG_KIND], ob[TAG_MODE]))
+                use_group(ob, mod, ensure_group(ob[TAG_KIND], ob[TAG_MODE]))
                 _sync_frames(ob)
                 _sync_time_scale(ob)
     _reload_frame()

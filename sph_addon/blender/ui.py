@@ -9,8 +9,8 @@ import math
 
 import bpy
 
-from ..core.solvers import liquid_units
-from . import baking, export, jobs, migrate
+from ..core.solvers.base import MaterialModel
+from . import baking, export, export_values, jobs, migrate
 from . import properties as props
 
 
@@ -205,21 +205,21 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
         _draw_params(box, group, props.SOLVERS[m.model].parameters)
 
 
-@functools.lru_cache(maxsize=16)
-def _lattice_sums(spacing: float, h: float) -> tuple[float, float, float, float]:
-    """ρ0, ρ0^near, k Δt², k^near Δt² at a spacing and radius (cached: panels redraw often); Clavet's
-    density has no gain: the relaxation runs on the near density alone."""
-    return (*liquid_units.rest_densities(spacing, h), *liquid_units.relaxation_gains(spacing, h))
+@functools.lru_cache(maxsize=32)
+def _derived(model: str, params, spacing: float, h: float, dt: float) -> tuple:
+    """The model's ``derived`` constants, cached: panels redraw often, and a lattice sum is not free."""
+    return tuple(props.SOLVERS[model].derived(params, spacing, h, dt))
 
 
-def clavet_constants(scene, ob) -> dict:
-    """Clavet's constants a bake derives for ``ob``'s viscoelastic material (``liquid_units``), for display.
+def derived_constants(scene, ob) -> dict:
+    """The method constants a bake derives for ``ob``'s material (its model's ``derived``), for display.
 
     From the scene's Domain (the active one if it is a Domain, else the first): its particle spacing,
     interaction radius (support factor) and substeps; the declared defaults without a Domain. The
     substep is an estimate: the fixed Substeps, or the automatic count for liquid at rest (gravity
-    under the CFL rule, within Min/Max Substeps); a faster flow takes more substeps, and the
-    equivalent stiffness k = (k Δt²) / Δt² grows with them (the gain k Δt² is what the bake keeps).
+    under the CFL rule, within Min/Max Substeps); a faster flow takes more substeps, and a constant
+    that depends on the substep follows it (Clavet's equivalent stiffness k = (k Δt²) / Δt² grows
+    with them: the gain k Δt² is what the bake keeps).
     """
     found = export.domains(scene)
     active = bpy.context.view_layer.objects.active if getattr(bpy.context, "view_layer", None) else None
@@ -230,8 +230,8 @@ def clavet_constants(scene, ob) -> dict:
     gravity = sim["gravity"]
     if domain is not None:
         d = domain.sph.domain
-        spacing = export.spacing(domain) * export.unit_scale(scene, domain)
-        sim.update(export.values(d, props.DOMAIN_SIMULATION))
+        spacing = export_values.spacing(domain) * export_values.unit_scale(scene, domain)
+        sim.update(export_values.values(d, props.DOMAIN_SIMULATION))
         if not d.use_scene_gravity:
             gravity = tuple(d.gravity)
         else:
@@ -245,44 +245,60 @@ def clavet_constants(scene, ob) -> dict:
     else:
         substeps = int(sim["substeps"])
     dt = frame_dt / substeps
-    rho0, rho0_near, gain, gain_near = _lattice_sums(float(spacing), float(h))
-    group = ob.sph.material.viscoelastic
-    tension_dt = liquid_units.surface_tension_stable_dt(group.surface_tension, group.density, spacing)
+    model, params = export_values.material_params(ob)
     return {"domain": domain.name if domain is not None else "", "spacing": spacing, "h": h,
-            "substeps": substeps, "automatic": automatic, "dt": dt, "rest_density": rho0,
-            "rest_density_near": rho0_near, "gain": gain, "gain_near": gain_near, "stiffness": gain / dt**2,
-            "stiffness_near": gain_near / dt**2, "tension_dt": tension_dt}
+            "substeps": substeps, "automatic": automatic, "dt": dt, "model": model,
+            "constants": _derived(model, params, float(spacing), float(h), float(dt))}
+
+
+_UNIT_TEXT = (("^2", "²"), ("^3", "³"), ("^-1", "⁻¹"))
+
+
+def constant_text(constant) -> str:
+    """One line of the Derived panel: the constant's label, value and unit."""
+    unit = constant.unit
+    for plain, shown in _UNIT_TEXT:
+        unit = unit.replace(plain, shown)
+    return f"{constant.label}: {constant.value:.4g}{f' {unit}' if unit else ''}"
+
+
+def _derives_constants(model: str) -> bool:
+    """Whether a registered model declares derived constants (overrides the contract's empty default)."""
+    spec = props.SOLVERS.get(model)
+    return spec is not None and spec.derived.__func__ is not MaterialModel.derived.__func__
 
 
 class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
-    """Clavet's constants as the bake derives them from the physical parameters: read-only."""
+    """The method constants the bake derives from the material's physical parameters: read-only.
 
-    bl_label = "Derived (Clavet)"
+    Any registered model that declares ``derived`` gets the panel; its constants come from the
+    model, the spacing, radius and substep from the Domain.
+    """
+
+    bl_label = "Derived"
     bl_parent_id = "SPH_PT_material"
     bl_options = {'DEFAULT_CLOSED'}
 
     @classmethod
     def poll(cls, context):
-        return cls.role_is(context, 'FLUID', 'INFLOW') and context.object.sph.material.model == "viscoelastic"
+        return cls.role_is(context, 'FLUID', 'INFLOW') and _derives_constants(context.object.sph.material.model)
 
     def draw(self, context):
         col = self.layout.column(align=True)
         try:
-            c = clavet_constants(context.scene, context.object)
+            c = derived_constants(context.scene, context.object)
         except Exception as exc:  # a panel must draw whatever the scene holds
             col.label(text=f"Not available: {exc}", icon='ERROR')
             return
         where = f"Domain {c['domain']}" if c["domain"] else "no Domain: default spacing"
         when = "estimate for liquid at rest" if c["automatic"] else "fixed"
-        for text in (
-                f"Spacing {c['spacing']:.4g} m, radius h {c['h']:.4g} m ({where})",
-                f"Near rest density {c['rest_density_near']:.4g} (a lattice sum)",
-                f"Gain k_near Δt² {c['gain_near']:.4g} m (the relaxation is on the near density)",
-                f"{c['substeps']} substeps per frame ({when}): Δt {1000 * c['dt']:.3g} ms",
-                f"Stiffness k_near {c['stiffness_near']:.4g} m/s²",
-                f"Surface tension limits Δt to {1000 * c['tension_dt']:.3g} ms" if math.isfinite(c["tension_dt"])
-                else "No surface tension"):
-            col.label(text=text)
+        col.label(text=f"{props.model_label(c['model'])}, spacing {c['spacing']:.4g} m, radius h {c['h']:.4g} m "
+                       f"({where})")
+        col.label(text=f"{c['substeps']} substeps per frame ({when}): Δt {1000 * c['dt']:.3g} ms")
+        for constant in c["constants"]:
+            col.label(text=constant_text(constant))
+        if not c["constants"]:
+            col.label(text="None at these settings")
 
 
 class SPH_PT_collider(_RolePanel, bpy.types.Panel):

@@ -7,9 +7,9 @@ runs on one thread; a substep of the bench's dam break paid about 1.5 ms for the
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from . import config
+from .kernel_cache import njit, prange
 
 
 @njit(**config.NJIT)

@@ -13,7 +13,7 @@ the cache up to the frame before intact):
   liquid with a strong surface tension rounds off, and the surface it loses
   moves it. The watch keeps a budget: E at the first frame plus the surface
   energy then (γ times the free area each particle carries, as the surface
-  tension term measures it: ``surface_tension_kernels.surface_energies``), plus
+  tension term measures it: ``terms.surface_tension_brackbill1992.surface_energies``), plus
   both energies of every particle at the frame it was born (plus the lift of an
   inflow's nozzle, m |g| L), plus the work moving colliders did on the
   particles (-m J·v - m L·ω from their contact reports, J and L the impulse and
@@ -49,7 +49,8 @@ import numpy as np
 
 from .diagnostics import material_densities, particle_masses
 from .errors import SimulationError
-from .solvers import liquid_units as units
+from .solvers import SOLVERS
+from .terms.surface_tension_brackbill1992 import SurfaceTensionBrackbill1992, csf_tension
 
 # Largest travel of a particle in one substep, in support radii: beyond it the neighbours between its
 # start and its end are never seen. Not one radius: continuous collision resolves a jet crossing a
@@ -85,8 +86,9 @@ class BlowUpWatch:
         self.energy_check = energy_check
         self.densities = material_densities(scene.materials)
         # γ/K per material (N/m): the surface energy a surface tension stores (0: none).
-        self.tension = np.array([units.csf_tension(float(getattr(m.params, "surface_tension", 0.0)),
-                                                   scene.particle_spacing, h) for m in scene.materials])
+        self.tension = np.array([csf_tension(m.params.surface_tension, scene.particle_spacing, h)
+                                 if SurfaceTensionBrackbill1992 in SOLVERS[m.model].terms else 0.0
+                                 for m in scene.materials])
         self.budget: float | None = None   # J; None until the first frame is seen
         self.scale_per_kg = 0.0              # J/kg
         self.seen_id = 0                     # particles with smaller ids are in the budget
@@ -121,7 +123,7 @@ class BlowUpWatch:
         """
         if not len(x) or not self.tension.any() or not self.energy_check:
             return np.zeros(len(x))
-        from .solvers.surface_tension_kernels import surface_energies
+        from .terms.surface_tension_brackbill1992 import surface_energies
 
         order = search.sort(x)
         xs = x[order]

@@ -15,8 +15,8 @@ import numpy as np
 FASTMATH = False
 
 # nogil: Blender's UI thread must keep ticking while a worker runs a kernel
-# (BLENDER_NOTES.md section 6). cache: compiled kernels are written to
-# NUMBA_CACHE_DIR so the second bake starts in well under a second.
+# (BLENDER_NOTES.md section 6). cache: compiled kernels are written to a folder per version of
+# the kernel sources (kernel_cache.py) so the second bake starts in well under a second.
 NJIT = dict(nogil=True, fastmath=FASTMATH, cache=True)
 NJIT_PARALLEL = dict(NJIT, parallel=True)
 # No package kernel takes another compiled function as an argument: numba 0.68 cannot cache those
@@ -42,7 +42,7 @@ DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 
 # Relaxation passes per substep grow as (Δt)^exponent at a given flow (ViscoelasticModel.
 # expected_iterations); measured on the dam break at 2, 3 and 6 substeps per frame: 32, 15 and
-# 4.3 passes (exponent 1.8-2.1); with the passes accelerated (solvers/relaxation_passes.py), frames
+# 4.3 passes (exponent 1.8-2.1); with the passes accelerated (terms/chebyshev_wang2015.py), frames
 # 3-12: 27.4, 13.2 and 3.8 (39.3, 18.9 and 5.2 plain), the same exponent (1.8).
 ITERATIONS_DT_EXPONENT = 2.0
 # Cost of one relaxation pass relative to the rest of a substep (neighbour search, boundary terms,
@@ -63,7 +63,7 @@ FIRST_FRAME_PASSES = 8.0
 # more than this share. The estimate feeds on the passes the last substep took, which depend on the
 # count chosen: without a margin a pool at rest alternated 4 / 5 substeps every frame, and the
 # compression the relaxation settles at depends on the substep, so the whole column breathed
-# (90th percentile speed 2.8 cm/s after 4 s in a 0.25 m pool; docs/materials.md).
+# (90th percentile speed 2.8 cm/s after 4 s in a 0.25 m pool; CHANGELOG.md, "a shallow pool breathing").
 SUBSTEP_HYSTERESIS = 0.1
 # A frame's substeps are planned from the last frame's passes; a substep that cost more than this
 # factor times the plan's estimate has what is left of its frame planned again

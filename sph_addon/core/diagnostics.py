@@ -20,8 +20,6 @@ import numpy as np
 from .errors import InputError
 from .params import Parameter, resolve
 
-DEFAULT_DENSITY = 1000.0  # kg/m³: the mass of particles whose model declares no density
-
 FRONT_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("axis", "x", choices=("x", "y", "z"),
               description="Axis along which the liquid's leading edge is measured."),
@@ -56,8 +54,10 @@ def particle_masses(densities: np.ndarray, material: np.ndarray, spacing: float)
 
 
 def material_densities(materials) -> np.ndarray:
-    """Density of each scene material, kg/m³: its params' ``density`` if declared, else 1000."""
-    return np.array([float(getattr(m.params, "density", DEFAULT_DENSITY)) for m in materials], np.float64)
+    """Density of each scene material, kg/m³: the parameter its model declares as its density."""
+    from .solvers import SOLVERS
+
+    return np.array([SOLVERS[m.model].density_of(m.params) for m in materials], np.float64)
 
 
 def kinetic_energy(v: np.ndarray, mass: np.ndarray) -> float:

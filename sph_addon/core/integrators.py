@@ -219,7 +219,7 @@ class SubstepPolicy:
         and each model's stability limit (``max_dt``) give a minimum; more
         substeps than that can be cheaper (Clavet's relaxation needs fewer passes
         per substep when substeps are short), so the cheapest count up to three
-        times the minimum is taken (``substep_cost``), unless ``previous`` (the last
+        times the minimum is taken (``work_per_substep``), unless ``previous`` (the last
         frame's count) is allowed and within ``config.SUBSTEP_HYSTERESIS`` of it.
         """
         from . import config
@@ -230,7 +230,9 @@ class SubstepPolicy:
         for model in models:
             n = max(n, math.ceil(frame_dt / model.max_dt(world) - 1e-9))
         n = int(min(max(n, self.min_substeps), self.max_substeps))
-        costs = {s: sum(m.substep_cost(frame_dt, s) for m in models)
+        # The fixed work of a substep (neighbour search, collisions) counted once, whatever the models;
+        # each model adds only its own (a block of another model beside the water leaves its choice alone).
+        costs = {s: s * (1.0 + sum(m.work_per_substep(frame_dt / s) for m in models))
                  for s in range(n, min(3 * n, self.max_substeps) + 1)}
         best = min(costs, key=lambda s: (costs[s], s))
         if previous in costs and costs[previous] <= (1.0 + config.SUBSTEP_HYSTERESIS) * costs[best]:

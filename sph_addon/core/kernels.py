@@ -22,17 +22,15 @@ every ``dw`` returns dW/dr in 1/m⁴, both 0 at and beyond the support; the
 gradient with respect to x_i of W(|x_i - x_j|) is dW/dr · (x_i - x_j)/r.
 Normalised kernels integrate to 1 over 3D space (tested by quadrature).
 
-Kernels are resolved by name once, in Python, and passed as arguments into
-numba drivers (STYLE.md convention 5). Their bodies read no module globals
-other than ``math`` (constants live inside the functions), so their disk cache
-(``config.NJIT``) cannot go stale.
+``KERNELS`` is the reference registry: the slow references (tests/reference/naive.py), the
+tests and the docs use it; no production kernel calls it. Numba cannot disk-cache a kernel that
+takes another compiled function as an argument (``config.py``), so each term's kernels write out
+the form they use (or inline it from ``pair_kernels``).
 
 ``clavet_a``, ``clavet_density_weight`` and ``clavet_near_weight`` are the
-*unnormalised* pair weights exactly as the viscoelastic kernels form them
-(a = 1 - r·(1/h), a², a³). Those kernels write the forms out instead of
-calling these (numba invalidates a disk-cached kernel only when its own file
-changes, never when a function it calls does); tests/core/test_kernels.py pins
-the two to the same arithmetic, bit for bit.
+*unnormalised* pair weights exactly as the relaxation's kernels form them
+(a = 1 - r·(1/h), a², a³); tests/core/test_kernels.py pins the two to the same arithmetic, bit
+for bit.
 """
 
 from __future__ import annotations
@@ -41,9 +39,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from numba import njit
-
 from . import config
+from .kernel_cache import njit
 
 
 @dataclass(frozen=True)

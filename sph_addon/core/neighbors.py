@@ -40,10 +40,10 @@ import math
 
 import numba
 import numpy as np
-from numba import njit, prange
 
 from . import config
 from .array_kernels import bounds, take_rows
+from .kernel_cache import njit, prange
 
 _P1, _P2, _P3 = 73856093, 19349663, 83492791  # Teschner et al. 2003 hash primes
 N_COLOURS = 8

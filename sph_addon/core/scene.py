@@ -9,9 +9,9 @@ e.g. ``materials[1].params.viscosity: must be at least 0, got -3``.
 Format 2 differs from format 1 only in the ``viscoelastic`` model's parameters:
 ``stiffness``, ``repulsion_factor`` and ``rest_density`` are gone (Clavet's
 constants are derived from ``density_error``, the spacing and
-``surface_tension``; see ``solvers/liquid_units.py``). Format-1 files are still
+``surface_tension``; see ``solvers/lattice.py``). Format-1 files are still
 read; one that overrides a removed parameter is refused at that field's path
-with what replaced it (:data:`REMOVED_PARAMETERS`), never run with other physics.
+with what replaced it (the model's ``removed_parameters``), never run with other physics.
 """
 
 from __future__ import annotations
@@ -35,30 +35,6 @@ from .state import bytes_per_particle
 FORMAT = "sph_addon.scene/2"
 # Formats read: every older one still accepted (written files are always FORMAT).
 READABLE_FORMATS = ("sph_addon.scene/1", FORMAT)
-
-# Material parameters removed by a format, per model: name -> what replaced it and how to convert.
-# A file overriding one is refused at its JSON path with this hint, in any format (a format-2 file
-# copied from an old one gets the hint too instead of a bare "unknown field").
-REMOVED_PARAMETERS: dict[str, dict[str, str]] = {
-    "viscoelastic": {
-        "stiffness": "removed in scene format 2: Clavet's stiffness is now derived from density_error (largest "
-                     "mean compression, e.g. 0.01); delete this field and set density_error",
-        "repulsion_factor": "removed in scene format 2: Clavet's near-pressure stiffness is now derived from the "
-                            "particle spacing and support_factor (it keeps particles apart at any resolution); "
-                            "delete this field (density_error sets how incompressible the liquid is)",
-        "rest_density": "removed in scene format 2: the rest density is now the density of the particle lattice "
-                        "and cohesion is now surface_tension in N/m (water 0.072; a rest_density above 1 was "
-                        "stronger cohesion: raise surface_tension); delete this field and set surface_tension",
-        "viscosity": "removed in scene format 2: Clavet's σ in 1/s depended on the particle spacing; viscosity "
-                     "is now kinematic_viscosity in m²/s (water 1e-6, olive oil 1e-4, honey 5e-3, lava 1-100); "
-                     "delete this field and set kinematic_viscosity",
-        "spring_stiffness": "removed in scene format 2: Clavet's k_spring in 1/s² depended on the particle "
-                            "spacing; springs are now set by youngs_modulus in Pa (soft gelatin 1e3-1e4, firm "
-                            "jelly 2e4, rubber 1e6): delete this field and set youngs_modulus",
-        "viscous_stretching": "removed in scene format 2: the implicit viscosity (kinematic_viscosity) resists "
-                              "stretching as much as compression; delete this field",
-    },
-}
 
 TOP_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "scene", description="A name for messages and the cache manifest."),
@@ -263,8 +239,9 @@ def _materials(items: Any) -> list[Material]:
 
 
 def _refuse_removed(spec, model: str, params: Any, where: str) -> None:
-    """Refuse an override of a parameter an older format had (REMOVED_PARAMETERS) with how to convert it."""
-    removed = REMOVED_PARAMETERS.get(model, {})
+    """Refuse an override of a parameter an older format had (the model's ``removed_parameters``) with how
+    to convert it."""
+    removed = SOLVERS[model].removed_parameters if model in SOLVERS else {}
     if not isinstance(params, dict):
         return  # resolve() says what is wrong
     declared = {p.name for p in spec.parameters}

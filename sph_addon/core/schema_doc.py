@@ -10,7 +10,6 @@ from .scene import (
     DOMAIN_PARAMETERS,
     FORMAT,
     READABLE_FORMATS,
-    REMOVED_PARAMETERS,
     SIMULATION_PARAMETERS,
     TOP_PARAMETERS,
 )
@@ -84,7 +83,7 @@ def scene_format_markdown() -> str:
         if model.cache_fields:
             out += ["Extra per-particle fields in the particle frames: " + "; ".join(
                 f"`{f.name}` ({f.dtype}): {f.description}" for f in model.cache_fields) + ".", ""]
-    for name, removed in REMOVED_PARAMETERS.items():
+    for name, removed in ((name, model.removed_parameters) for name, model in SOLVERS.items()):
         if removed:
             out += [f"Removed parameters of model `{name}` (refused with this message):", ""]
             out += [f"- `{key}`: {hint}." for key, hint in removed.items()]

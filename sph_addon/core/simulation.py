@@ -31,6 +31,8 @@ import numpy as np
 from . import config
 from .array_kernels import bounds
 from .blowup import BlowUpWatch, collider_work
+from .boundary.static_cells import WallCells
+from .boundary.walls import Walls
 from .colliders import COLLIDERS, Collider, Shape
 from .colliders.motion import motion_from_scene
 from .colliders.reach import scene_build_context
@@ -42,10 +44,9 @@ from .neighbors import NeighborSearch
 from .outflows import inside_outflows, scene_outflows
 from .scene import Scene
 from .solvers import SOLVERS
-from .solvers.base import MaterialModel, ModelSetup, StepContext, WorldView
+from .solvers.base import MaterialModel, ModelSetup, StepContext, Workspace, WorldView
 from .sources import Inflow, fill_volume
 from .state import ParticleState
-from .walls import Walls
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,8 @@ class Simulation:
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
+        self._wall_cells = WallCells()  # the static colliders on the projection's cells, kept for the bake
+        self.workspace = Workspace()
         self.outflows = scene_outflows(scene, self.sdf_cache)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
@@ -262,7 +265,7 @@ class Simulation:
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,
                           colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
-                          next_id=st.next_id, resize=st.resize_trailing, walls=walls)
+                          next_id=st.next_id, resize=st.resize_trailing, walls=walls, workspace=self.workspace)
         # Particles inside a nozzle move with the pipe whatever the models do to them (Inflow.held).
         nozzles = [(inflow.held(st.x, st.arrays["source"]), inflow) for inflow in self.inflows]
         nozzles = [(idx, inflow.carried(st.x[idx], dt), inflow) for idx, inflow in nozzles if len(idx)]
@@ -280,7 +283,8 @@ class Simulation:
     def _walls_at(self, t: float) -> Walls:
         """``StepContext.walls`` for the colliders as they stand at time ``t`` (s)."""
         frame = self._frame_at(t)
-        return Walls([(c, *c.transform(frame)) for c in self.colliders], self._wall_scratch)
+        return Walls([(c, *c.transform(frame)) for c in self.colliders], self._wall_scratch, self.spacing, self.h,
+                     self._wall_cells)
 
     def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
         """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].
@@ -382,8 +386,8 @@ class Simulation:
         return self.policy.choose(frame_dt, vmax, self.spacing, self.models, self._world(), previous)
 
     def _substep_cost(self, dt: float) -> float:
-        """The models' estimate of what one substep of ``dt`` s costs (``MaterialModel.substep_cost``)."""
-        return sum(m.substep_cost(dt, 1) for m in self.models)
+        """A substep's cost in units of the fixed work: it once, plus each model's ``work_per_substep``."""
+        return 1.0 + sum(m.work_per_substep(dt) for m in self.models)
 
     def advance_frame(self) -> FrameStats:
         """Advance to the next frame; raise SimulationError on non-finite or runaway values."""

@@ -83,7 +83,8 @@ def saved_file(empty_file, tmp_path):
     return path
 
 
-def pytest_sessionfinish(session, exitstatus):
+def pytest_sessionfinish(
+        session, exitstatus):  # pytest passes the hook's arguments by these names
     shutil.rmtree(USER_DIR, ignore_errors=True)
 
 

@@ -84,9 +84,9 @@ def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_
     assert {p.name: p.stat().st_mtime_ns for p in (cache / "surface").iterdir()} == stamps, "up to date: skipped"
     _assert_replay_matches_cache(ext, (2, FRAMES))
     # The liquid renders with the Domain's material when it has one (honey amber, mud brown, ...).
-    replay, domain = ext.sub("replay"), _domain()
+    domain = _domain()
     for ob in _replay_objects(domain):
-        used = replay._get_input(ob, "Material")
+        used = ext.sub("replay_inputs").get_input(ob, "Material")
         assert used is not None
         if domain.active_material is not None:
             assert used == domain.active_material

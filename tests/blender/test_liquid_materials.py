@@ -5,6 +5,8 @@ Principled BSDF a point with material index ``i`` ends up shaded by is found by 
 material's node tree for that attribute value.
 """
 
+import json
+
 import bpy
 import numpy as np
 import pytest
@@ -38,7 +40,7 @@ def _coarse(frames: int = 1) -> None:
 def _surface_material(ext) -> bpy.types.Material:
     replay = ext.sub("replay")
     _, surface = replay.find_replay(_domain())
-    return replay._get_input(surface, "Material")
+    return ext.sub("replay_inputs").get_input(surface, "Material")
 
 
 def _value(socket, attribute: float) -> float:
@@ -74,7 +76,8 @@ def _inputs(bsdf) -> dict:
 
 
 def test_every_preset_has_a_look_of_its_own(ext):
-    looks, presets = ext.sub("liquid_materials").LOOKS, ext.sub("properties").SOLVERS["viscoelastic"].presets
+    looks = ext.sub("liquid_materials").LOOKS["viscoelastic"]
+    presets = ext.sub("properties").SOLVERS["viscoelastic"].presets
     assert set(presets) <= set(looks), "a preset without a look renders with the neutral fallback"
     assert len(set(looks.values())) == len(looks)
     water, honey, jelly, plasticine = (looks[k] for k in ("water", "honey", "jelly", "plasticine"))
@@ -89,6 +92,45 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert dough.transmission == 0.0 and dough.roughness >= 0.7 and dough.color[0] > dough.color[2], "beige, matte"
     rubber = looks["rubber"]
     assert rubber.transmission == 0.0 and max(rubber.color) < 0.1, "opaque, dark"
+
+
+def test_looks_are_keyed_by_model_and_preset(ext, empty_file, monkeypatch):
+    """Two models may each have a preset of one name: each gets its own look, and one bake holding
+    both shades each material index with its own model's."""
+    lm = ext.sub("liquid_materials")
+    other = lm.Look(color=(0.1, 0.2, 0.3), roughness=0.5)
+    monkeypatch.setitem(lm.LOOKS, "other_model", {"water": other})
+    assert lm.look("viscoelastic", "water") == lm.LOOKS["viscoelastic"]["water"] != other
+    assert lm.look("other_model", "water") == other
+    assert lm.look("other_model", "honey") == lm.look("no_such_model", "water") == lm.FALLBACK
+    water = lm.material_for([("viscoelastic", "water")])
+    assert lm.material_for([("viscoelastic", "water")]) is water, "built once"
+    assert lm.material_for([("other_model", "water")]) is not water
+    both = lm.material_for([("viscoelastic", "water"), ("other_model", "water")])
+    assert both.name == "SPH Water (Viscoelastic) + Water (Other_Model)"
+    assert _inputs(_shader_for(both, 0))["color"] == pytest.approx(lm.LOOKS["viscoelastic"]["water"].color)
+    assert _inputs(_shader_for(both, 1))["color"] == pytest.approx(other.color)
+
+
+def test_a_material_keyed_by_presets_alone_is_kept(ext, empty_file):
+    """Up to commit 45ad05e a material was tagged with its presets alone (every bake was viscoelastic):
+    the same bake finds it again and re-keys it; another model's preset of that name does not."""
+    lm = ext.sub("liquid_materials")
+    old = bpy.data.materials.new("SPH Jelly + Water")
+    old[lm.TAG] = "jelly,water"
+    assert lm.material_for([("other_model", "jelly"), ("viscoelastic", "water")]) is not old
+    assert lm.material_for([("viscoelastic", "jelly"), ("viscoelastic", "water")]) is old
+    assert old[lm.TAG] == "viscoelastic/jelly,viscoelastic/water"
+    assert old.name == "SPH Jelly + Water"
+
+
+def test_the_cache_names_each_materials_model_and_preset(ext, tmp_path):
+    lm = ext.sub("liquid_materials")
+    assert lm.cache_looks(tmp_path) is None, "nothing baked"
+    (tmp_path / "scene.json").write_text(json.dumps({"materials": [
+        {"name": "a", "model": "viscoelastic", "preset": "honey"}, {"name": "b", "preset": "water"},
+        {"name": "c"}]}))
+    assert lm.cache_looks(tmp_path) == [("viscoelastic", "honey"), ("viscoelastic", "water"), ("viscoelastic", "")]
 
 
 def test_water_and_honey_quick_setups_get_different_surface_materials(ext, saved_file):
@@ -126,7 +168,7 @@ def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, save
     assert mat.name == "SPH Jelly + Water"
     replay = ext.sub("replay")
     particles, surface = replay.find_replay(_domain())
-    assert replay._get_input(particles, "Material") == mat
+    assert ext.sub("replay_inputs").get_input(particles, "Material") == mat
     bpy.context.scene.frame_set(2)
     indices = evaluated_mesh_attributes(surface)["material"][1]
     assert set(np.unique(indices)) == {0, 1}
@@ -146,10 +188,10 @@ def test_the_domains_material_and_the_artists_win(ext, saved_file):
     _domain().data.materials.clear()
     replay = ext.sub("replay")
     _, surface = replay.find_replay(_domain())
-    replay._set_input(surface, "Material", None)
+    ext.sub("replay_inputs").set_input(surface, "Material", None)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext).name == "SPH Honey"
     theirs = bpy.data.materials.new("Theirs")
-    replay._set_input(surface, "Material", theirs)
+    ext.sub("replay_inputs").set_input(surface, "Material", theirs)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext) == theirs

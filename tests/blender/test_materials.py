@@ -115,27 +115,27 @@ def test_old_layout_is_upgraded_at_export_without_the_load_handler(ext, tmp_path
 
 def test_appended_old_object_is_upgraded_at_export_and_panel_edits_win(ext, tmp_path, saved_file):
     """Appending skips load_post: the old values reach the export, except one edited in the new panel."""
-    migrate, export = ext.sub("migrate"), ext.sub("export")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
     with bpy.data.libraries.load(str(FILES["old_layout"]), link=False) as (_src, dst):
         dst.objects = ["Goo"]
     goo = dst.objects[0]
     bpy.context.scene.collection.objects.link(goo)
     assert migrate.pending(goo.sph.material)
     goo.sph.material.viscoelastic.density_error = 0.02
-    assert export._material(goo) == {"name": "Goo", "model": "viscoelastic", "preset": "honey",
+    assert export_values.material_item(goo) == {"name": "Goo", "model": "viscoelastic", "preset": "honey",
                                      "params": {"density_error": 0.02, "springs": "dynamic"}}
     assert not migrate.pending(goo.sph.material)
 
 
 def test_linked_old_object_is_refused_not_exported_with_defaults(ext, tmp_path, saved_file):
-    migrate, export = ext.sub("migrate"), ext.sub("export")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
     with bpy.data.libraries.load(str(FILES["old_layout"]), link=True) as (_src, dst):
         dst.objects = ["Goo"]
     goo = dst.objects[0]
     bpy.context.scene.collection.objects.link(goo)
     assert not migrate.upgrade(goo.sph.material) and migrate.pending(goo.sph.material)
-    with pytest.raises(export.ExportError, match="Goo: is linked from a file saved by an older version"):
-        export._material(goo)
+    with pytest.raises(export_values.ExportError, match="Goo: is linked from a file saved by an older version"):
+        export_values.material_item(goo)
 
 
 # ---------------------------------------------------------------------------- removed parameters
@@ -176,7 +176,7 @@ def test_removed_parameters_in_old_files_are_dropped_with_one_note_per_object(ex
 
 def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, caplog):
     """A file saved with per-model groups before format 2 holds the removed values in the group itself."""
-    migrate, export = ext.sub("migrate"), ext.sub("export")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
     ob = bpy.data.objects.new("Slime", bpy.data.meshes.new("Slime"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -192,7 +192,7 @@ def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, 
     assert group.kinematic_viscosity == pytest.approx(0.5) and group.preset == "slime", "current values are kept"
     caplog.clear()
     group["stiffness"] = 450.0  # e.g. appended after the load handler ran: the export drops it itself
-    assert export._material(ob) == {"name": "Slime", "model": "viscoelastic", "preset": "slime",
+    assert export_values.material_item(ob) == {"name": "Slime", "model": "viscoelastic", "preset": "slime",
                                     "params": {"kinematic_viscosity": 0.5}}
     assert "stiffness=450:" in _drop_notes(caplog)["Slime"]
     assert not migrate.upgrade(ob.sph.material)
@@ -200,7 +200,7 @@ def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, 
 
 def test_linked_object_with_removed_values_still_exports(ext, tmp_path, saved_file):
     """Removed values cannot be deleted from a linked object, and need not be: nothing reads them."""
-    export = ext.sub("export")
+    export_values = ext.sub("export_values")
     ob = bpy.data.objects.new("Water", bpy.data.meshes.new("Water"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -213,7 +213,8 @@ def test_linked_object_with_removed_values_still_exports(ext, tmp_path, saved_fi
     water = dst.objects[0]
     bpy.context.scene.collection.objects.link(water)
     assert water.library is not None and "stiffness" in water.sph.material.viscoelastic
-    assert export._material(water) == {"name": "Water", "model": "viscoelastic", "preset": "water", "params": {}}
+    assert export_values.material_item(water) == {"name": "Water", "model": "viscoelastic", "preset": "water",
+                                                  "params": {}}
 
 
 # ---------------------------------------------------------------------------- one group per model
@@ -379,7 +380,7 @@ def _register_properties(props, solvers, models: dict) -> None:
 def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_file):
     """A version adding a model before viscoelastic, a preset sorting before honey and a springs
     choice before dynamic still reads a saved object as the same model, preset and choice."""
-    props, solvers, export = ext.sub("properties"), ext.core("solvers"), ext.sub("export")
+    props, solvers, export_values = ext.sub("properties"), ext.core("solvers"), ext.sub("export_values")
     ob = bpy.data.objects.new("Goo", bpy.data.meshes.new("Goo"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'  # the model left at its default: not stored
@@ -387,7 +388,7 @@ def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_f
     group.preset, group.springs, group.kinematic_viscosity = "honey", "dynamic", 0.25
     want = {"name": "Goo", "model": "viscoelastic", "preset": "honey",
             "params": {"springs": "dynamic", "kinematic_viscosity": 0.25}}
-    assert export._material(ob) == want
+    assert export_values.material_item(ob) == want
     bpy.ops.wm.save_mainfile()
 
     saved = dict(solvers.SOLVERS)
@@ -410,7 +411,7 @@ def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_f
             "every item moved down one place"
         goo = bpy.data.objects["Goo"]
         assert (goo.sph.material.model, goo.sph.material.viscoelastic.preset) == ("viscoelastic", "honey")
-        assert export._material(goo) == want
+        assert export_values.material_item(goo) == want
     finally:
         _register_properties(props, solvers, saved)
 

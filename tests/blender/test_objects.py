@@ -262,7 +262,7 @@ def test_a_centimetre_scene_bakes_as_the_metre_scene(ext, tmp_path, clean):
     metre_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "m_in")
     n_m, fall_m = _lowest_per_frame(ext, tank)
     tank = _unit_scene(tmp_path, "centimetres", 0.01)
-    assert export.unit_scale(bpy.context.scene, tank) == 0.01
+    assert ext.sub("export_values").unit_scale(bpy.context.scene, tank) == 0.01
     cm_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "cm_in")
     assert cm_data["particle_spacing"] == metre_data["particle_spacing"] == 0.05
     for corner in ("min", "max"):

@@ -240,12 +240,12 @@ def test_empty_frames_at_the_ends_are_not_read(replay, cache_root, tmp_path, ext
     assert len(evaluated_points(particles)[0]) == 0
 
 
-def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, cache_root):
+def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, cache_root, ext):
     """Groups saved by the previous version have no frame range: opening the file swaps in current ones,
     keeping the user's inputs, and names the cache's frames."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     mine = bpy.data.materials.new("Mine")
-    replay._set_input(surface, "Material", mine)
+    ext.sub("replay_inputs").set_input(surface, "Material", mine)
     for ob in (particles, surface):
         group = ob.modifiers["SPH Replay"].node_group
         group["sph_replay_group"] = group["sph_replay_group"].rsplit("/", 1)[0] + "/1"
@@ -256,7 +256,7 @@ def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, c
     bpy.ops.wm.open_mainfile(filepath=str(scene_file))
     particles, surface = replay.find_replay(bpy.data.objects["Domain"])
     assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
-    assert replay._get_input(surface, "Material") == bpy.data.materials["Mine"]
+    assert ext.sub("replay_inputs").get_input(surface, "Material") == bpy.data.materials["Mine"]
     assert not any(ng.get("sph_replay_group", "").endswith("/1") for ng in bpy.data.node_groups)
     bpy.context.scene.frame_set(MISSING)
     assert len(evaluated_points(particles)[0]) == len(_ball(3)[2])
@@ -305,22 +305,22 @@ def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
 
     # User edits survive a second call: a material of their own and a radius they typed.
     mine = bpy.data.materials.new("Mine")
-    replay._set_input(surface, "Material", mine)
-    replay._set_input(particles, "Radius", 0.05)
+    ext.sub("replay_inputs").set_input(surface, "Material", mine)
+    ext.sub("replay_inputs").set_input(particles, "Radius", 0.05)
     again = replay.ensure_replay(domain, "//sph_cache", 0.02)
     assert again == (particles, surface)
     assert _replay_ids() == (after_first[0], after_first[1], after_first[2], after_first[3] + 1)
-    assert replay._get_input(surface, "Material") == mine
-    assert replay._get_input(particles, "Radius") == pytest.approx(0.05)
+    assert ext.sub("replay_inputs").get_input(surface, "Material") == mine
+    assert ext.sub("replay_inputs").get_input(particles, "Radius") == pytest.approx(0.05)
     assert replay.find_replay(domain) == (particles, surface)
     assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
     replay.register()  # a second register() must not add a second handler
     assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
 
     # An untouched radius follows the bake's particle radius.
-    replay._set_input(particles, "Radius", 0.02)
+    ext.sub("replay_inputs").set_input(particles, "Radius", 0.02)
     replay.ensure_replay(domain, "//sph_cache", 0.03)
-    assert replay._get_input(particles, "Radius") == pytest.approx(0.03)
+    assert ext.sub("replay_inputs").get_input(particles, "Radius") == pytest.approx(0.03)
 
     replay.remove_replay(domain)
     assert replay.find_replay(domain) == (None, None)

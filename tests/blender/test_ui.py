@@ -111,9 +111,10 @@ def test_domain_panel_shows_the_cache_state(ext, saved_file):
     assert any(str(cache.manifest_path) in text and "unreadable manifest" in text for text in labels), labels
 
 
-def test_derived_clavet_constants_are_shown_read_only(ext, saved_file):
-    """The collapsed "Derived (Clavet)" sub-panel lists what the bake derives, from the Domain's settings."""
-    ui, units = ext.sub("ui"), ext.core("solvers.liquid_units")
+def test_derived_constants_are_shown_read_only(ext, saved_file):
+    """The collapsed "Derived" sub-panel lists what the material's model derives (its ``derived``,
+    through the registry) at the Domain's spacing, radius and substep."""
+    ui, solvers = ext.sub("ui"), ext.core("solvers")
     assert ui.SPH_PT_material_derived.bl_options == {'DEFAULT_CLOSED'}
     assert ui.SPH_PT_material_derived.bl_parent_id == "SPH_PT_material"
     bpy.ops.mesh.primitive_cube_add(size=4.0)
@@ -128,32 +129,38 @@ def test_derived_clavet_constants_are_shown_read_only(ext, saved_file):
     log = _draw_all(ext, ob)
     assert ("prop", "rest_density") not in log and ("prop", "stiffness") not in log, "nothing editable"
     labels = [text for kind, text in log if kind == "label"]
-    c = ui.clavet_constants(bpy.context.scene, ob)
+    c = ui.derived_constants(bpy.context.scene, ob)
     s, h = 0.04, 0.1
     dt = 1.0 / (bpy.context.scene.render.fps * 8)
-    rho0, rho0_near = units.rest_densities(s, h)
-    gain, gain_near = units.relaxation_gains(s, h)
-    assert (c["domain"], c["substeps"], c["automatic"]) == ("Tank", 8, False)
+    assert (c["domain"], c["substeps"], c["automatic"], c["model"]) == ("Tank", 8, False, "viscoelastic")
     assert c["spacing"] == pytest.approx(s) and c["h"] == pytest.approx(h) and c["dt"] == pytest.approx(dt)
-    assert c["rest_density"] == pytest.approx(rho0) and c["rest_density_near"] == pytest.approx(rho0_near)
-    assert c["gain"] == pytest.approx(gain) and c["gain_near"] == pytest.approx(gain_near)
-    assert c["stiffness"] == pytest.approx(gain / dt**2) and c["stiffness_near"] == pytest.approx(gain_near / dt**2)
-    assert c["tension_dt"] == pytest.approx(units.surface_tension_stable_dt(0.05, 1000.0, s))
-    # The same numbers the bake's model reports.
-    solvers, base = ext.core("solvers"), ext.core("solvers.base")
+    # The model's own constants for the material's parameters (the water preset, one override).
     spec = solvers.SOLVERS["viscoelastic"]
-    model = spec(base.ModelSetup(s, h, 1, {0: spec.Params()}))
-    derived = model.derived_constants(dt)
-    for key in ("rest_density", "rest_density_near", "stiffness", "stiffness_near"):
-        assert c[key] == pytest.approx(derived[key], rel=1e-5), key
-    assert f"Near rest density {rho0_near:.4g} (a lattice sum)" in labels, labels
-    assert any(text.startswith(f"Stiffness k_near {gain_near / dt**2:.4g} m/s²") for text in labels), labels
+    values = {p.name: p.default for p in spec.parameters} | dict(spec.presets["water"]) | {"surface_tension": 0.05}
+    params = spec.Params(**values)
+    expected = spec.derived(params, s, h, dt)
+    assert [k.name for k in c["constants"]] == [k.name for k in expected]
+    assert {"stiffness_near", "tension_dt"} <= {k.name for k in expected}, "with a substep, with surface tension"
+    for shown, wanted in zip(c["constants"], expected):
+        assert (shown.label, shown.unit) == (wanted.label, wanted.unit)
+        assert shown.value == pytest.approx(wanted.value, rel=1e-6), shown.name
+        assert ui.constant_text(shown) in labels, labels
+    # The same numbers the bake's model reports.
+    base = ext.core("solvers.base")
+    reported = spec(base.ModelSetup(s, h, 1, {0: params})).derived_constants(dt)
+    for k in c["constants"]:
+        assert k.value == pytest.approx(reported[k.name], rel=1e-5), k.name
+    stiffness = next(k for k in c["constants"] if k.name == "stiffness_near")
+    assert f"Stiffness k_near: {stiffness.value:.4g} m/s²" in labels, labels
     assert any(text.startswith("8 substeps per frame (fixed)") for text in labels), labels
     # Automatic substeps: liquid at rest needs Min Substeps.
     d.substeps, d.min_substeps = 0, 3
-    c = ui.clavet_constants(bpy.context.scene, ob)
+    c = ui.derived_constants(bpy.context.scene, ob)
     assert (c["substeps"], c["automatic"]) == (3, True)
-    # Another model has no Clavet constants: no sub-panel.
-    ob.sph.material["model"] = 12345  # a model this version does not have (reads as "")
+    # k_near = (k_near Δt²) / Δt²: three substeps instead of eight make it (3/8)² as stiff.
+    assert next(k for k in c["constants"] if k.name == "stiffness_near").value == pytest.approx(
+        stiffness.value * (3 / 8) ** 2, rel=1e-6)
+    # A model this version does not have: no sub-panel.
+    ob.sph.material["model"] = 12345  # (reads as "")
     context = types.SimpleNamespace(object=ob, scene=bpy.context.scene)
     assert not ui.SPH_PT_material_derived.poll(context)

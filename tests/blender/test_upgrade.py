@@ -42,8 +42,16 @@ def test_a_file_saved_in_4_2_keeps_its_settings_and_shows_its_cache(ext, opened)
 
 
 def test_a_file_saved_in_4_2_bakes_the_same_particles_again(ext, opened):
+    """... and keeps its replay's material: tagged by its preset alone then, by model and preset now."""
+    replay, tag = ext.sub("replay"), ext.sub("liquid_materials").TAG
+    saved = bpy.data.materials["SPH Water"]
+    assert saved[tag] == "water"
     bpy.data.objects["Tank"].sph.domain.cache_directory = "//rebaked"
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
     for k in (1, 2, 3):
         name = f"particles/particles_{k:04d}.ply"
         assert (opened / "rebaked" / name).read_bytes() == (opened / "sph_cache" / name).read_bytes(), name
+    for ob in replay.find_replay(bpy.data.objects["Tank"]):
+        assert ext.sub("replay_inputs").get_input(ob, "Material") == saved
+    assert saved[tag] == "viscoelastic/water"
+    assert [m.name for m in bpy.data.materials if m.get(tag)] == ["SPH Water"]

@@ -1,4 +1,4 @@
-"""The coarse grid projection (solvers/grid_projection.py) against a dense solve, the hydrostatic
+"""The coarse grid projection (terms/pressure_projection_zhu2005.py) against a dense solve, the hydrostatic
 column it exists for, Newton's third law through the contact reports, and the bodies it leaves alone."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from conftest import scene_dict
 
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers import grid_projection_kernels as k
-from sph_addon.core.solvers.grid_projection import GridProjection
+from sph_addon.core.terms import pressure_projection_zhu2005_kernels as k
+from sph_addon.core.terms.pressure_projection_zhu2005 import GridProjection
 
 S = 0.025
 H = 2 * S
@@ -111,7 +111,7 @@ def test_a_drop_away_from_every_collider_is_left_alone():
 
 def test_a_resting_pool_stays_still_and_full_from_its_first_frame():
     """A 0.3 m pool filled at rest: in its first second no particle moves faster than 10 cm/s (before
-    the projection: 15 cm/s at this depth, 0.5 m: docs/materials.md), its depth (twice the mean height)
+    the projection: 15 cm/s at this depth, 0.5 m: CHANGELOG.md, method notes), its depth (twice the mean height)
     stays within 0.5 % of the filled one, one relaxation pass a substep, and the solve converges."""
     sim = _tank()
     stats = [sim.advance_frame() for _ in range(30)]
@@ -162,7 +162,7 @@ def test_the_pic_share_damps_what_the_grid_does_not_see(monkeypatch):
     """Noise below the grid's scale (random particle velocities in a resting pool): FLIP alone keeps
     most of it, and the PIC share, 1 - exp(-Δt ν_g (π/Δ)²) = 0.094 a substep at h = 5 cm and 60
     substeps a second, takes it off on top: the kinetic energy left is 0.75-0.95 of FLIP's alone."""
-    from sph_addon.core.solvers import grid_projection
+    from sph_addon.core.terms import pressure_projection_zhu2005 as grid_projection
 
     sim = _tank()
     x = sim.state.x.copy()
@@ -179,7 +179,7 @@ def test_the_pic_share_damps_what_the_grid_does_not_see(monkeypatch):
 
 def test_a_surface_particle_rising_into_the_cell_above_moves_the_pressure_continuously():
     """The free surface lies where the cells' content crosses 1/2, between cell centres (the ghost
-    fluid, ``grid_surface``): one surface particle lifted a tenth of a spacing at a time, through the
+    fluid, ``ghost_fluid_gibou2002``): one surface particle lifted a tenth of a spacing at a time, through the
     face of the cell above, moves content from its cell to the one above and leaves the column's
     surface where it was, so its neighbours' projected velocities do not change (measured: 1e-12 of
     g Δt; bound 0.5 %). When the first cell holding a particle was fluid, crossing the face moved
@@ -210,7 +210,7 @@ def test_the_walls_leave_a_cell_the_share_of_its_content_outside_them():
     the wall are missing): 0.875 for a wall at the cell's face, 1/8 for a centre half a cell inside
     it, all of it 1.5 cells away (a cell's weights reach one cell), and the product of the walls'
     shares in an edge or a corner of the box; with the signed distance of each centre."""
-    from sph_addon.core.solvers.grid_surface import WallCells
+    from sph_addon.core.boundary.static_cells import WallCells
 
     static = _tank()._walls_at(0.0).static()
     # The box spans [0, 0.2]² x [0, 0.6]; cells of width d = 2.5 cm from the origin: cell 0 touches a
@@ -231,7 +231,7 @@ def test_the_walls_leave_a_cell_the_share_of_its_content_outside_them():
 def test_the_walls_cells_refuse_liquid_beyond_their_key_range():
     """A cell more than 2^20 cells from the origin cannot be packed into the cache's key: the lookup
     says how far the liquid is and what to do, instead of mixing it up with another cell."""
-    from sph_addon.core.solvers.grid_surface import WallCells
+    from sph_addon.core.boundary.static_cells import WallCells
 
     static = _tank()._walls_at(0.0).static()
     with pytest.raises(ValueError, match="from the origin.*move the scene closer"):

@@ -1,4 +1,4 @@
-"""The lattice constants of ``liquid_units`` against direct sums and a flat floor.
+"""The lattice constants of ``lattice`` against direct sums and a flat floor.
 
 No simulation runs: every check is a lattice sum in numpy. Tolerances: 1e-12
 relative where two sums over the same lattice points meet (only the summation
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from reference import naive
 
-from sph_addon.core.solvers import liquid_units as units
+from sph_addon.core import lattice as units
 
 
 def _lattice(spacing: float, reach: float, z_min: int | None = None) -> np.ndarray:

@@ -40,7 +40,8 @@ class ToyOscillator(MaterialModel):
     label = "Toy Oscillator"
     description = "Particles on springs to their emission point (a test model)"
     citation = "Desbrun & Cani 1996, section 5.2 (individual time steps)"
-    parameters = (Parameter("frequency", 1.0, "Hz", 0.01, 1000.0, description="f = ω / 2π of each particle"),)
+    parameters = (Parameter("frequency", 1.0, "Hz", 0.01, 1000.0, description="f = ω / 2π of each particle"),
+                  Parameter("density", 1000.0, "kg/m^3", 1.0, 25000.0, description="mass per volume"))
     presets = {"slow": {"frequency": 1.0}, "fast": {"frequency": 12.0}}
     arrays = {"anchor": ArraySpec((3,), np.float64, math.nan, "emission point, m")}
     cache_fields = (CacheField("anchor_z", "anchor", 2, "<f4", "height of the emission point, m"),)
@@ -177,6 +178,7 @@ class FreeParticles(MaterialModel):
     name = "free_particles"
     description = "Particles with no forces of their own (a test model)"
     citation = "none (test)"
+    parameters = (Parameter("density", 1000.0, "kg/m^3", 1.0, 25000.0, description="mass per volume"),)
     presets = {"default": {}}
     integrator = "leapfrog"
 

@@ -20,12 +20,15 @@ import numpy as np
 import pytest
 from reference import naive
 
+from sph_addon.core import lattice as units
 from sph_addon.core.kernels import KERNELS
 from sph_addon.core.neighbors import NeighborSearch
-from sph_addon.core.solvers import density_relaxation_kernels as relaxation
-from sph_addon.core.solvers import liquid_units as units
-from sph_addon.core.solvers import viscoelastic_clavet2005_kernels as fast
-from sph_addon.core.solvers import xsph_kernels
+from sph_addon.core.terms import relaxation_clavet2005_kernels as relaxation
+from sph_addon.core.terms import springs_clavet2005_kernels as springs
+from sph_addon.core.terms import viscosity_clavet2005_kernels as pair_viscosity
+from sph_addon.core.terms import viscosity_weiler2018_kernels as ivk
+from sph_addon.core.terms import xsph_monaghan1989_kernels as xsph_kernels
+from sph_addon.core.terms.relaxation_clavet2005 import RELAXATION_NEAR, relaxation_gains
 
 SPACING = 0.05  # m
 H = 2.0 * SPACING  # m, interaction radius as the scenes use it
@@ -37,7 +40,7 @@ DT = 1.0 / 200.0  # s
 # density stays pinned); material 1 has lower rest densities, so it pushes more often. Material 1
 # is very viscous (Δt σ = 2, so the u/2 cap binds); springs: 0 elastic, 1 plastic (α > 0).
 GAIN = np.array([1.0, 0.4]) * H / (2.0 * units.rest_densities(SPACING, H)[0])  # m per unit density error
-GAIN_NEAR = np.array([1.0, 0.4]) * units.relaxation_gains(SPACING, H)[1] / units.RELAXATION_NEAR  # m
+GAIN_NEAR = np.array([1.0, 0.4]) * relaxation_gains(SPACING, H)[1] / RELAXATION_NEAR  # m
 CAP = relaxation.PAIR_CAP * H  # m, the largest pair displacement in a pass
 RHO0 = np.array([1.0, 0.8]) * units.rest_densities(SPACING, H)[0]
 RHO0_NEAR = np.array([1.0, 0.9]) * units.rest_densities(SPACING, H)[1]
@@ -94,7 +97,7 @@ def _scene(layout: str, seed: int = 0, coincident: bool = False) -> dict:
 
 
 def _no_walls(n: int) -> dict:
-    """Collider terms of a scene without colliders (``liquid_units.wall_terms`` with walls=None)."""
+    """Collider terms of a scene without colliders (``boundary.lattice_fill.wall_terms`` with walls=None)."""
     return dict(x_ref=np.zeros((n, 3)), wall_rho=np.zeros(n), wall_rho_near=np.zeros(n),
                 wall_g=np.zeros((n, 3)), wall_g_near=np.zeros((n, 3)), planes=np.zeros((0, 4)),
                 plane_of=np.full((n, 3), -1, np.int64))
@@ -119,7 +122,7 @@ def _relax_both(s: dict, walls: dict, backward: bool) -> tuple:
 def _walls(s: dict, seed: int = 2) -> dict:
     """Random but plausible collider terms: a floor at z = -s/2 under the block, felt by its lowest layer.
 
-    Magnitudes as ``liquid_units.wall_terms`` gives them at h = 2s from a floor at distance d
+    Magnitudes as ``boundary.lattice_fill.wall_terms`` gives them at h = 2s from a floor at distance d
     (ρ_w ≈ 0.6 ρ0, |g| ≈ 1.6, |g^near| ≈ 0.5 at d = s/2, falling to nothing at d = 3s/2): for
     the particles with z < s, with f = 1 - z/s, ρ_w = U(0.02, 0.6) ρ0 f, ρ^near_w = U(0.2, 0.5) ρ_w,
     g of length U(0.2, 1.6) f pointing down within ~30° (a bumpy floor), g^near = U(0.2, 0.4) g,
@@ -248,10 +251,10 @@ CORNERS = {"box": [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
 def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backward, corner):
     """A corner of three walls half a spacing outside the block (the floor and two sides, as a
     tank's, or one side tilted): the images of each particle's neighbours and of itself in every subset of
-    its walls (``wall_images``) enter its densities and take its pushes, reflected back. Positions
+    its walls (``boundary.mirror``) enter its densities and take its pushes, reflected back. Positions
     to 1e-12 m, densities to 1e-12 relative; particles near one, two and three walls all occur;
     what the walls gave (``wall_dx``) is the whole change of the centre of mass (pairs cancel)."""
-    from sph_addon.core.solvers.wall_images_kernels import nearest_planes
+    from sph_addon.core.boundary.mirror_kernels import nearest_planes
 
     s = _scene(layout)
     n = len(s["x"])
@@ -330,7 +333,7 @@ def test_viscosity_impulses_match_sequential_reference(layout):
 
     v_ref = naive.viscosity_impulses(x, v, s["nbr"], s["count"], mat, BETA, H, DT, s["bucket_start"], s["colour"])
     v0 = v.copy()
-    _call(fast.viscosity_impulses, **s, beta=BETA)
+    _call(pair_viscosity.viscosity_impulses, **s, beta=BETA)
     assert np.max(np.abs(v_ref - v0)) > 0.1
     np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
     # Whole, equal and opposite impulses: momentum (unit masses) is conserved to round-off.
@@ -341,7 +344,6 @@ def test_viscosity_impulses_match_sequential_reference(layout):
 def test_implicit_viscosity_operator_matches_brute_force(layout):
     """The matrix-free operator A v equals the all-pairs sum (two materials, a wall block) to 1e-9 of
     its scale, and the CG solution satisfies A v = ρ v* to the requested tolerance."""
-    from sph_addon.core.solvers import implicit_viscosity_kernels as ivk
 
     s = _scene(layout)
     x, v, mat = s["x"], s["v"], s["mat"]
@@ -430,7 +432,7 @@ def test_spring_plasticity_matches_jacobi_reference():
     assert np.any(moved & (s["mat"][:, None] == 0)) and np.any(moved & (s["mat"][:, None] == 1))
 
     x0 = s["x"].copy()
-    _call(fast.spring_plasticity, **s, **sp, alpha=ALPHA, gamma=GAMMA, relax=RELAX)
+    _call(springs.spring_plasticity, **s, **sp, alpha=ALPHA, gamma=GAMMA, relax=RELAX)
     np.testing.assert_array_equal(sp["partner"], partner_ref)
     np.testing.assert_allclose(sp["rest"][kept], rest_ref[kept], rtol=0, atol=1e-12)
     assert np.array_equal(s["x"], x0)
@@ -442,7 +444,6 @@ def test_implicit_springs_match_a_dense_assembly():
     (viscosity, a wall block and θ Δt² K_s) to 1e-12 of their scale; the assembled A is symmetric
     positive definite; the CG solution equals numpy's dense solve to 1e-8; the spring impulses sum
     to zero (internal forces)."""
-    from sph_addon.core.solvers import implicit_viscosity_kernels as ivk
 
     rng = np.random.default_rng(5)
     n = 9
@@ -475,7 +476,7 @@ def test_implicit_springs_match_a_dense_assembly():
     sw = np.empty((n, width, 2))
     se = np.empty((n, width, 3))
     dv = np.empty((n, 3))
-    ivk.spring_terms(x, mat, index_of_id, partner, rest, k_spring, H, DT, sj, sw, se, dv)
+    springs.spring_terms(x, mat, index_of_id, partner, rest, k_spring, H, DT, sj, sw, se, dv)
     dv_ref, stiffness = naive.spring_system(x, mat, index_of_id, partner, rest, k_spring, H, DT)
     np.testing.assert_allclose(dv, dv_ref, rtol=0, atol=1e-12 * np.abs(dv_ref).max())
     np.testing.assert_allclose(dv.sum(axis=0), 0.0, atol=1e-12 * np.abs(dv).max())

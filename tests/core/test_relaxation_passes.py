@@ -1,4 +1,4 @@
-"""The relaxation's passes: Chebyshev acceleration (``relaxation_passes.ChebyshevPasses``).
+"""The relaxation's passes: Chebyshev acceleration (``terms.chebyshev_wang2015.ChebyshevPasses``).
 
 Checked against a linear iteration whose spectral radius is known (Jacobi on a 1D Poisson
 problem), for the invariants the solver relies on (weights summing to one, the colliders' share
@@ -10,9 +10,10 @@ from conftest import scene_dict
 
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers import relaxation_passes
-from sph_addon.core.solvers.relaxation_kernels import extrapolate
-from sph_addon.core.solvers.relaxation_passes import ChebyshevPasses
+from sph_addon.core.terms import chebyshev_wang2015 as relaxation_passes
+from sph_addon.core.terms.chebyshev_wang2015 import ChebyshevPasses
+from sph_addon.core.terms.chebyshev_wang2015_kernels import extrapolate
+from sph_addon.core.terms.relaxation_clavet2005 import density_errors
 
 
 def _jacobi_poisson(n: int):
@@ -110,8 +111,9 @@ def test_a_pass_that_comes_out_worse_is_kept_as_it_is():
 
 
 def _pool_passes() -> tuple[float, float]:
+    water = {"name": "water", "preset": "water", "params": {"pressure_projection": "none"}}
     sim = Simulation(parse_scene(scene_dict(
-        particle_spacing=0.025, fps=30, frame_end=100,
+        particle_spacing=0.025, fps=30, frame_end=100, materials=[water],
         sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.5]}],
         colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
     stats = [sim.advance_frame() for _ in range(15)]
@@ -123,9 +125,6 @@ def test_accelerated_passes_hold_the_pool_in_fewer_passes(monkeypatch):
     """The 0.5 m pool held by the relaxation alone (without the grid projection it needs one pass a
     substep), frames 6-15: plain passes need 10.3 a substep, accelerated ones 7.1; both stop only
     under the 1 % density error (what the passes must reach is unchanged)."""
-    from sph_addon.core.solvers import grid_projection
-
-    monkeypatch.setattr(grid_projection, "ENABLED", False)
     fast, fast_err = _pool_passes()
     monkeypatch.setattr(relaxation_passes, "RELAXATION_CHEBYSHEV_RHO", 0.0)
     plain, plain_err = _pool_passes()
@@ -136,7 +135,7 @@ def test_accelerated_passes_hold_the_pool_in_fewer_passes(monkeypatch):
 def test_compression_sums_match_the_definition():
     """The stopping test's sums (one kernel loop) against numpy on the definition: per owned material,
     the mean of the positive compressions ρ/ρ0 - 1 and the largest; other materials ignored."""
-    from sph_addon.core.solvers.relaxation_kernels import compression_sums
+    from sph_addon.core.terms.relaxation_clavet2005_kernels import compression_sums
 
     rng = np.random.default_rng(5)
     n = 500
@@ -154,16 +153,16 @@ def test_compression_sums_match_the_definition():
         assert tops[m] == e.max()
         expect_mean, expect_top = max(expect_mean, e[e > 0].mean()), max(expect_top, e.max())
     assert counts[1] == 0 and sums[1] == 0.0 and tops[1] == 0.0
-    err_mean, err_max, done = relaxation_passes.density_errors(sums, counts, tops, targets, owned)
+    err_mean, err_max, done = density_errors(sums, counts, tops, targets, owned)
     assert np.isclose(err_mean, expect_mean, rtol=1e-12) and err_max == expect_top
     assert not done  # material 2's 0.1 % target is not met by up to 3 % compressions
-    assert relaxation_passes.density_errors(sums, counts, tops, np.full(3, 0.05), owned)[2]
+    assert density_errors(sums, counts, tops, np.full(3, 0.05), owned)[2]
 
 
 def test_compression_sums_of_a_single_material_match_the_definition():
     """One material (the kernel's path without per-particle material lookups): the same count, sum
     and largest positive compression as numpy on the definition; no compression gives zeros."""
-    from sph_addon.core.solvers.relaxation_kernels import compression_sums
+    from sph_addon.core.terms.relaxation_clavet2005_kernels import compression_sums
 
     rng = np.random.default_rng(6)
     rho = 10.0 * rng.uniform(0.95, 1.03, 500)

@@ -86,8 +86,8 @@ def test_a_shape_without_a_code_is_refused():
 
 
 # The kernels that took the SDF function as an argument before (and recompiled in every process).
-COLLISION_KERNELS = (("response", "collide"), ("response", "distances"), ("boundary_volume", "solid_share"),
-                     ("overlaps", "push_out_of_solid"))
+COLLISION_KERNELS = (("colliders.response", "collide"), ("colliders.response", "distances"),
+                     ("boundary.solid_share_kernels", "solid_share"), ("colliders.overlaps", "push_out_of_solid"))
 
 
 @pytest.mark.parametrize("module, name", COLLISION_KERNELS)
@@ -96,7 +96,7 @@ def test_collision_kernels_have_a_disk_cache(module, name):
 
     from numba.core.caching import FunctionCache
 
-    kernel = getattr(importlib.import_module(f"sph_addon.core.colliders.{module}"), name)
+    kernel = getattr(importlib.import_module(f"sph_addon.core.{module}"), name)
     assert isinstance(kernel._cache, FunctionCache), kernel._cache
 
 

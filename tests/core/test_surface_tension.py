@@ -1,4 +1,4 @@
-"""Surface tension by CSF (solvers/surface_tension_kernels.py) against Rayleigh, Young-Laplace and a slow reference.
+"""Surface tension by CSF (terms/surface_tension_brackbill1992.py) against Rayleigh, Young-Laplace and a slow reference.
 
 A drop of water of radius R = 2 cm without gravity, cut from the particle lattice, is
 set ringing in its l = 2 mode by the velocity field v = A (-x, -y, 2z) (the potential
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
+from sph_addon.core import lattice as units
 from sph_addon.core.neighbors import find_neighbors
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers import liquid_units as units
-from sph_addon.core.solvers.surface_tension_kernels import surface_tension_impulses
+from sph_addon.core.terms.surface_tension_brackbill1992 import surface_tension_impulses
 
 R = 0.02  # m, drop radius
 RHO = 1000.0  # kg/m^3
@@ -137,7 +137,7 @@ def _blob(seed: int = 3) -> np.ndarray:
 
 
 def _naive(x, mat, tension, density, dt):
-    """The four passes of surface_tension_kernels written out over all pairs (O(n²), no colliders)."""
+    """The four passes of surface_tension_brackbill1992_kernels written out over all pairs (O(n²), no colliders)."""
     n = len(x)
     rho0, _ = units.rest_densities(S, H)
     k = units.csf_lattice_constant(S, H)

@@ -1,7 +1,7 @@
 """Viscosity against theory: a wall-bounded shear wave, a viscous gravity current, momentum, stiffness.
 
 The viscoelastic model's viscosity is a kinematic viscosity ν (m²/s) solved
-implicitly (``implicit_viscosity_kernels``). These tests hold it to:
+implicitly (``viscosity_weiler2018_kernels``). These tests hold it to:
 
 * the decay of a shear wave between two no-slip plates, v_x = U sin(πy/L):
   rate ν (π/L)² (Stokes), at two spacings;
@@ -73,7 +73,7 @@ def test_shear_wave_between_plates_decays_at_the_stokes_rate_at_two_spacings():
     """ν = 0.01 m²/s, L = 0.2 m: rate ν(π/L)² = 2.47 /s within 10 % at 12.5 and 20 mm (L/s = 16 and
     10), and the two within 5 % of each other. Measured 0.95 and 0.96 of Stokes: the lattice's
     fourth moments are not isotropic, and a shear along its axes sees 0.93 of the calibrated
-    Laplacian (``liquid_units.viscosity_lattice_constant``); the no-slip walls are exact to ~1 %."""
+    Laplacian (``lattice.viscosity_lattice_constant``); the no-slip walls are exact to ~1 %."""
     nu = 0.01
     stokes = nu * (math.pi / GAP) ** 2
     rates = {}

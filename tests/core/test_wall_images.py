@@ -1,12 +1,12 @@
-"""Which walls mirror the liquid (``solvers.wall_images``): a closed tank's faces and ground planes."""
+"""Which walls mirror the liquid (``boundary.mirror``): a closed tank's faces and ground planes."""
 
 import numpy as np
 from conftest import scene_dict
 
+from sph_addon.core.boundary.mirror import wall_mirror
 from sph_addon.core.colliders.sdf_dispatch import SPHERE
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers.wall_images import wall_mirror
 
 S = 0.05
 

@@ -3,10 +3,10 @@ in a buffer kept across calls, and the bound that skips points whose share must 
 
 import numpy as np
 
+from sph_addon.core.boundary.solid_share_kernels import solid_share
+from sph_addon.core.boundary.walls import Walls
 from sph_addon.core.colliders import COLLIDERS, BuildContext, euler_xyz_matrix
-from sph_addon.core.colliders.boundary_volume import solid_share
 from sph_addon.core.colliders.response import distances
-from sph_addon.core.walls import Walls
 
 SPACING = 0.05
 
@@ -87,7 +87,7 @@ def test_a_point_beyond_the_bound_is_never_evaluated():
 def test_weighted_rows_skipping_zero_shares_are_the_matrix_product():
     """The boundary terms' sums skip the zero shares most rows hold; each column is still summed in the
     same order, so the result is numpy's product to round-off (and exactly its sum of the same terms)."""
-    from sph_addon.core.colliders.boundary_volume import weighted_rows
+    from sph_addon.core.boundary.solid_share_kernels import weighted_rows
 
     rng = np.random.default_rng(4)
     share = rng.uniform(0.0, 1.0, (300, 32))
@@ -100,7 +100,7 @@ def test_weighted_rows_skipping_zero_shares_are_the_matrix_product():
     assert np.all(out[:20] == 0.0)
 
     # The boundary terms' form: the same sums written straight to the particles' rows, exactly.
-    from sph_addon.core.colliders.boundary_volume import boundary_sums
+    from sph_addon.core.boundary.solid_share_kernels import boundary_sums
 
     rows = rng.permutation(500)[:300]
     rho, rho_near, g, g_near = np.zeros(500), np.zeros(500), np.zeros((500, 3)), np.zeros((500, 3))

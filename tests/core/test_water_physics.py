@@ -1,6 +1,6 @@
 """Water in physical units against physics: the dam break of Martin & Moyce, hydrostatics, spreading.
 
-The water preset's constants are derived from the spacing (``liquid_units``), so the same scene
+The water preset's constants are derived from the spacing (``lattice``), so the same scene
 at several spacings must give the same macroscopic result. Scenes are kept small for CI: the dam
 break runs in a tank 5 particles deep in y (a quasi-2D slice of the 2:1 column, side walls without
 friction), the pool in a 0.3 m square column.
@@ -135,7 +135,7 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
     estimated from gravity's compression per substep (measured: 6 substeps, fastest particle
     0.36 m/s over the first second, 0.38 once the passes were accelerated, 0.46 since frames are
     re-planned; 0.153 since the walls mirror the liquid: what remained was the layers
-    along the walls repacking, docs/materials.md "The first frames"; 0.060 since the grid projection
+    along the walls repacking, CHANGELOG.md, method notes, "The first frames"; 0.060 since the grid projection
     holds the column from the first substep; 0.0045 since its surface lies where the cells' content
     crosses 1/2, read over a full cell's beside the walls)."""
     assert pool.stats[0].substeps >= 5, [s.substeps for s in pool.stats[:3]]
@@ -153,8 +153,10 @@ def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
         def max_dt(self, world):
             return 1.0
 
-        def substep_cost(self, frame_dt, substeps):
-            return {4: 1.0, 5: 1.0 - self.saving}.get(substeps, 2.0)
+        def work_per_substep(self, dt):
+            # A frame of S substeps costs S (1 + this): 1 at 4 substeps, 1 - saving at 5, 2 otherwise.
+            substeps = round(1 / 30 / dt)
+            return {4: 1.0, 5: 1.0 - self.saving}.get(substeps, 2.0) / substeps - 1.0
 
     policy = SubstepPolicy(0, 1.0, 4, 64)
     assert policy.choose(1 / 30, 0.0, 0.025, [Model(0.05)], None) == 5, "no previous frame: the cheapest"
@@ -247,7 +249,7 @@ def test_pool_keeps_its_volume_and_calms_down(pool):
     its mean height, exactly the filled 0.5 m at the start) within 0.5 % (measured +0.05 % since the
     grid projection carries the column's weight; -1.15 % before it, -3.99 % before the walls mirrored
     the liquid; the issue asks for 1 %), the three layers along the side walls within 1 % of the
-    lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: docs/materials.md, "The wall's
+    lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: CHANGELOG.md, method notes, "The wall's
     missing turn"), and 2 s after filling 90 % of the particles move slower than 0.2 cm/s (measured
     0.09; 0.22 with the grid's surface at the first cell without particles, 0.93 before the grid
     projection) and every particle slower than 1 cm/s, the issue's bound (measured 0.46; 2.1 with
@@ -271,7 +273,7 @@ def test_pool_keeps_its_volume_and_calms_down(pool):
 def test_pool_depth_is_the_same_at_a_finer_spacing(pool):
     """Resolution independence of the hydrostatics: the same pool at s / 1.5 (9,720 particles), 1 s
     after filling, keeps its depth as at s (twice the mean height: measured +0.02 % at s / 1.5 and
-    +0.05 % at s since the grid projection; before it -1.24 % and -1.16 %: docs/materials.md), within
+    +0.05 % at s since the grid projection; before it -1.24 % and -1.16 %: CHANGELOG.md, method notes), within
     0.2 points of it and within 0.5 % of the filled 0.5 m; every frame's mean density error within the
     1 % target without reaching the cap; the first second's fastest particle under 3 cm/s
     (measured 1.06; 4.0 with the grid's surface a cell out, 18 before the projection)."""

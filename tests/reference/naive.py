@@ -151,13 +151,13 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
     The solver's documented deviations, reproduced here where they occur:
 
     * **gains**: the constants enter as gain = k Δt² and gain_near = k^near Δt² (m per unit
-      density error), per material, with i's material (``liquid_units.relaxation_gains``);
+      density error), per material, with i's material (``terms.relaxation_clavet2005.relaxation_gains``);
     * **one-sided pressures**: P Δt² = gain (ρ - ρ0)⁺, P^near Δt² = gain_near (ρ^near - ρ0^near)⁺,
       with a rest near-density ρ0^near (the thesis has none): a particle below its rest
       densities exerts nothing;
     * **collider densities**: where ``wall_rho[i] > 0`` the fluid missing behind the colliders
       adds ρ_w + (2/h) g·δ and ρ^near_w + (3/h) g^near·δ, each clipped at 0, δ = x_i - x_ref_i
-      (the terms of ``liquid_units.wall_terms``, linearised about where they were sampled);
+      (the terms of ``boundary.lattice_fill.wall_terms``, linearised about where they were sampled);
       i is pushed by -(P Δt² g + P^near Δt² g^near) besides -Σ D_ij: eq. 4.6 with partners
       that do not move;
     * **coincident neighbours** (r = 0) have no direction: they are neither displaced nor
@@ -166,7 +166,7 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
       -1 for none): i also counts the images of its neighbours and of itself in every non-empty
       subset of its planes (reflections in subset order), and pushes each as a neighbour; the
       image's displacement, reflected back in reverse order, moves the particle it mirrors, and
-      i takes -D as from any neighbour (``wall_images``);
+      i takes -D as from any neighbour (``boundary.mirror``);
     * **a cap** on each pair's displacement: |D_ij| <= ``cap`` (m).
 
     Parameters
@@ -287,7 +287,7 @@ def viscosity_impulses(x, v, nbr, count, mat, beta, h, dt, bucket_start, colour)
 
 
 def viscous_operator(x, v, rho, eta, dt_k, h, wall_b):
-    """A v of the implicit viscosity (``implicit_viscosity_kernels``), by brute force over all pairs.
+    """A v of the implicit viscosity (``viscosity_weiler2018_kernels``), by brute force over all pairs.
 
     (A v)_i = ρ_i v_i + Δt K [Σ_j η_ij (1-q) ((v_i - v_j)·r̂) r̂ + η_i B_i v_i], η_ij the mean,
     pairs with q < 1 and r > 0; B_i from ``wall_b`` (xx, yy, zz, xy, xz, yz).

@@ -44,9 +44,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .response import _push_out, _to_local, crossed, placed_distances
 from .sdf_dispatch import sdf_eval
 

@@ -53,9 +53,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .sdf_dispatch import sdf_eval
 
 

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from .. import config
+from ..kernel_cache import njit
 
 
 @njit(**config.NJIT)

@@ -32,9 +32,9 @@ triangle comes near the clipped grid, ``build_mesh_sdf`` builds the whole grid.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .sdf_triangles import _segment_hits_triangle
 
 # Cells kept beyond the reach (plus the padding): trilinear lookup and its one-cell central

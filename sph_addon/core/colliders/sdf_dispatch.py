@@ -18,18 +18,16 @@ its line in :data:`SDF_FUNCTIONS` and its branch in :func:`sdf_eval`;
 tests/core/test_sdf_dispatch.py checks that the three agree.
 
 Numba invalidates a disk-cached kernel only when its own file changes, never when
-a function it calls does: after editing an SDF function, touch ``response.py`` and
-``overlaps.py`` (or clear ``NUMBA_CACHE_DIR``) in a development checkout. An
-installed extension is unpacked with new file times, so its caches are rebuilt.
+a function it calls does; the cache folder is keyed by a hash of every kernel source
+(``core.kernel_cache``), so an edited SDF function recompiles the kernels that call it.
 """
 
 from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from .. import config
+from ..kernel_cache import njit
 from .sdf_analytic import sdf_box, sdf_box_container, sdf_box_open, sdf_plane, sdf_sphere
 from .sdf_grid import sdf_grid
 
@@ -52,7 +50,7 @@ SDF_FUNCTIONS = {
     GRID: sdf_grid,
 }
 # Codes whose field is the exact signed distance, so it changes by at most 1 per metre (the
-# boundary density's sampling skips points it can bound: ``boundary_volume.solid_share``). An open box's
+# boundary density's sampling skips points it can bound: ``boundary.solid_share_kernels.solid_share``). An open box's
 # faces and a sampled grid are not counted: their bound is larger.
 EXACT_DISTANCES = frozenset({PLANE, SPHERE, BOX, BOX_CONTAINER})
 # SDF function -> code: how a Shape resolves its function (Shape.code).

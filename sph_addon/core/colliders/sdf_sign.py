@@ -16,9 +16,9 @@ import logging
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .sdf_triangles import _segment_hits_triangle
 from .sdf_unsigned import _unsigned
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .. import config
+from ..kernel_cache import njit
 
 # Nodes per block edge for binning triangles (8^3 = 512 nodes, 2 KB of float32):
 # small enough that a block's triangle list stays short, large enough that a

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .sdf_triangles import BLOCK, _bin_triangles, _point_triangle_d2
 
 # Rounds of six axis passes in _sweep. Measured on a 1,536-triangle sphere at

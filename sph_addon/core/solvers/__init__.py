@@ -27,10 +27,14 @@ def register(model: type[MaterialModel]) -> type[MaterialModel]:
 
     For plug-ins and tests: a model registered at run time is validated, baked
     and checkpointed like a built-in one (the Blender UI is generated when the
-    extension registers, so it sees models registered before that).
+    extension registers, so it sees models registered before that). Names Blender would refuse
+    there raise ValueError here (``core.blender_names``).
     """
     if not model.name or model.name in SOLVERS:
         raise ValueError(f"model name {model.name!r} is empty or already registered")
+    from ..blender_names import check_model  # names Blender would refuse when the extension registers
+
+    check_model(model, SOLVERS)
     SOLVERS[model.name] = model
     return model
 

@@ -40,24 +40,7 @@ import numpy as np
 
 from ..params import Parameter, make_params_class
 from ..state import ArrayAccess
-
-
-@dataclass(frozen=True)
-class ArraySpec:
-    """A per-particle array a model adds to the world.
-
-    Attributes
-    ----------
-    trailing : shape after the particle axis, () for one value per particle.
-    dtype : numpy dtype.
-    fill : value of new particles and of new columns when the array is widened.
-    description : what it holds, with units.
-    """
-
-    trailing: tuple[int, ...]
-    dtype: Any
-    fill: float | int = 0
-    description: str = ""
+from ..terms.base import POSITION, VELOCITY, ArraySpec, Term, Workspace
 
 
 @dataclass(frozen=True)
@@ -147,8 +130,9 @@ class StepContext(WorldView):
     next_id : one past the largest id ever given (size of the id map).
     resize : ``resize(name, width)`` widens a (n, w) per-particle array, new columns
         at its declared fill (the model then reads it again from ``arrays``).
-    walls : the colliders as they stand at the end of the substep (``walls.Walls``:
-        ``distance(points)``, ``solid_share(centres, offsets, spacing)``); None without colliders.
+    walls : the colliders as they stand at the end of the substep, sampled once for every term
+        (``boundary.walls.Walls``); None without colliders.
+    workspace : scratch arrays lent for one call (``terms.base.Workspace``).
     """
 
     dt: float = 0.0
@@ -161,7 +145,11 @@ class StepContext(WorldView):
     next_id: int = 0
     resize: Any = None
     walls: Any = None
+    workspace: Workspace = field(default_factory=Workspace)
     _index_of_id: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self.workspace.resize(self.n)
 
     def index_of_id(self) -> np.ndarray:
         """(next_id,) int64 map from stable id to current index, -1 for removed particles."""
@@ -185,6 +173,13 @@ class MaterialModel:
     arrays : per-particle arrays the model may add (see :meth:`active_arrays`).
     cache_fields : extra properties written to the particle frames.
     integrator : key of ``integrators.INTEGRATORS`` that advances this model's particles.
+    terms : the term classes (``core.terms``) the model is made of, in stage order: its velocity terms
+        run in this order in the velocity stage, its position terms in the position stage; their
+        arrays join ``arrays``, and the hooks below collect their steps, statistics and state.
+    density : the name of the parameter holding the material's mass density, kg/m³ (the particles'
+        mass, the energies of the diagnostics and of the blow-up watch).
+    removed_parameters : parameter name -> what to do instead, for scene files that still set one
+        this model no longer has (the validator names it with this advice).
     """
 
     name: ClassVar[str] = ""
@@ -196,6 +191,9 @@ class MaterialModel:
     arrays: ClassVar[Mapping[str, ArraySpec]] = {}
     cache_fields: ClassVar[tuple[CacheField, ...]] = ()
     integrator: ClassVar[str] = "prediction_relaxation"
+    terms: ClassVar[tuple[type[Term], ...]] = ()
+    density: ClassVar[str] = "density"
+    removed_parameters: ClassVar[Mapping[str, str]] = {}
     Params: ClassVar[type]
 
     def __init_subclass__(cls, **kwargs):
@@ -204,6 +202,15 @@ class MaterialModel:
         cls.Params = make_params_class(f"{camel}Params", cls.parameters,
                                        f"Parameters of the {cls.name!r} material model.")
         names = {p.name for p in cls.parameters}
+        merged = dict(cls.arrays)
+        for term in cls.terms:
+            missing = set(term.parameters) - names
+            if missing:
+                raise TypeError(f"{cls.__name__}: term {term.name} reads undeclared parameters {sorted(missing)}")
+            merged.update(term.arrays)
+        cls.arrays = merged
+        if cls.density not in names:
+            raise TypeError(f"{cls.__name__}: its density parameter {cls.density!r} is not declared")
         for preset, values in cls.presets.items():
             unknown = set(values) - names
             if unknown:
@@ -211,11 +218,32 @@ class MaterialModel:
 
     def __init__(self, setup: ModelSetup):
         self.setup = setup
+        self.term_objects: list[Term] = [term(setup) for term in self.terms]
+        for term in self.term_objects:
+            term.link(self.term_objects)
+
+    def term(self, name: str) -> Term:
+        """This model's term ``name`` (a term's file name, e.g. ``"viscosity_weiler2018"``)."""
+        for term in self.term_objects:
+            if term.name == name:
+                return term
+        raise KeyError(f"model {self.name!r} has no term {name!r}")
+
+    @classmethod
+    def density_of(cls, params) -> float:
+        """A material's mass density, kg/m³ (the parameter the model declares as ``density``)."""
+        return float(getattr(params, cls.density))
 
     # -- declarations that may depend on the materials ---------------------------------------
     def active_arrays(self) -> Mapping[str, ArraySpec]:
-        """The arrays this bake needs (default: all declared); a model may skip unused ones."""
-        return self.arrays
+        """The arrays this bake needs: its terms' (each skips the ones its materials do not use); a
+        model without terms, all it declares."""
+        if not self.terms:
+            return self.arrays
+        out: dict[str, ArraySpec] = {}
+        for term in self.term_objects:
+            out.update(term.active_arrays())
+        return out
 
     # -- hooks ------------------------------------------------------------------------------------
     def on_emitted(self, world: WorldView, new: slice) -> None:
@@ -226,10 +254,18 @@ class MaterialModel:
         """
 
     def velocity_stage(self, ctx: StepContext) -> None:
-        """Forces and impulses on the velocities, before positions are predicted (prediction-relaxation)."""
+        """Forces and impulses on the velocities, before positions are predicted (prediction-relaxation):
+        the velocity terms in order."""
+        for term in self.term_objects:
+            if term.stage == VELOCITY:
+                term.apply(ctx)
 
     def position_stage(self, ctx: StepContext) -> None:
-        """Constraints on the predicted positions (prediction-relaxation), before collisions."""
+        """Constraints on the predicted positions (prediction-relaxation), before collisions: the position
+        terms in order."""
+        for term in self.term_objects:
+            if term.stage == POSITION:
+                term.apply(ctx)
 
     def accelerations(self, ctx: StepContext, idx: np.ndarray, out: np.ndarray) -> None:
         """Add the accelerations (m/s², gravity excluded) of particles ``idx`` into ``out`` (len(idx), 3).
@@ -239,23 +275,33 @@ class MaterialModel:
         """
 
     def max_dt(self, world: WorldView) -> float:
-        """Largest stable substep of this model, s (inf: no limit)."""
-        return math.inf
+        """Largest stable substep of this model, s (inf: no limit): its terms' smallest."""
+        return min((term.max_dt(world) for term in self.term_objects), default=math.inf)
 
     def particle_dt(self, world: WorldView, idx: np.ndarray) -> np.ndarray:
         """Largest stable step of each particle ``idx``, s (individual time steps; default: ``max_dt``)."""
         return np.full(len(idx), self.max_dt(world))
 
-    def substep_cost(self, frame_dt: float, substeps: int) -> float:
-        """Relative cost of a frame in ``substeps`` substeps (units of one substep's fixed work)."""
-        return float(substeps)
+    def work_per_substep(self, dt: float) -> float:
+        """This model's own work in a substep of ``dt`` s beyond the fixed per-substep work (neighbour
+        search, collisions: counted once by the substep policy, whatever the models), in units of that
+        fixed work: its terms' sum. A frame of S substeps costs S (1 + the models' sum)."""
+        return sum(term.work_per_substep(dt) for term in self.term_objects)
 
     def frame_stats(self, world: WorldView) -> dict[str, int | float]:
-        """Numbers for the manifest's per-frame statistics (JSON-safe)."""
-        return {}
+        """Numbers for the manifest's per-frame statistics (JSON-safe): its terms'."""
+        out: dict[str, int | float] = {}
+        for term in self.term_objects:
+            out.update(term.frame_stats(world))
+        return out
 
     def failure(self, stats: dict) -> str | None:
-        """Why this frame's ``frame_stats`` show a blow-up (one sentence saying what to try), or None."""
+        """Why this frame's ``frame_stats`` show a blow-up (one sentence saying what to try), or None:
+        the first of its terms' reasons."""
+        for term in self.term_objects:
+            reason = term.failure(stats)
+            if reason:
+                return reason
         return None
 
     @classmethod
@@ -276,11 +322,14 @@ class MaterialModel:
         return {c.name: float(f"{c.value:.6g}") for c in self.derived(params, self.setup.spacing, self.setup.h, dt)}
 
     def state_dict(self) -> dict:
-        """State that is not a per-particle array, JSON-safe, for checkpoints."""
-        return {}
+        """State that is not a per-particle array, JSON-safe, for checkpoints: each term's under its name."""
+        return {term.name: state for term in self.term_objects if (state := term.state_dict())}
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore what :meth:`state_dict` returned."""
+        """Restore what :meth:`state_dict` returned. A checkpoint written before the terms had their own
+        entries kept one flat record, which each term reads its own keys from."""
+        for term in self.term_objects:
+            term.load_state_dict(state.get(term.name, state))
 
     # -- helpers for subclasses ---------------------------------------------------------------
     def per_material(self, attr: str, dtype=np.float64, convert=float) -> np.ndarray:

@@ -22,52 +22,61 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     # number U d / ν is small (Cruickshank & Munson 1981: below ~1) and the stream stays thick enough
     # not to be stretched to one particle by its fall (docs/materials.md, "Coiling"). Runny 20 °C honey
     # coils only in millimetre threads: set Viscosity to 5e-3 and expect folding, not coils.
-    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=0.03, stiff_viscosity=1.0),
+    "honey": dict(density=1420.0, surface_tension=0.05, kinematic_viscosity=0.03, stiff_viscosity=1.0,
+                  pressure_projection="none"),
     # Melted dark chocolate (~45 °C), a Casson fluid: plastic viscosity 2-5 Pa s and apparent
     # viscosity 5-20 Pa s at pouring rates, Casson yield stress 5-20 Pa (Beckett, "Industrial Chocolate
     # Manufacture and Use", 2009, ch. 12; ICA method 46), ρ ≈ 1250-1300 kg/m³: ν = 8e-3 (η ≈ 10 Pa s) and
     # a 15 Pa yield stress, which stops a thin layer (~1 mm) but not a heap. γ ~ 0.04 N/m (fat-based).
     "chocolate": dict(density=1300.0, surface_tension=0.04, kinematic_viscosity=8e-3, yield_stress=15.0,
-                      stiff_viscosity=1.0),
+                      stiff_viscosity=1.0,
+                      pressure_projection="none"),
     # Wet mud, a Bingham paste: yield stress 150 Pa (clay and mud slurries span ~10-1000 Pa with
     # their water content; Coussot 1997, "Mudflow rheology and dynamics") and a plastic viscosity of
     # ~10 Pa s. No springs: with plastic springs beside the yield stress its free edges kept the
     # particle lattice (a beaded rim in the render) and it behaved no better.
     "mud": dict(density=1700.0, surface_tension=0.072, kinematic_viscosity=6e-3, yield_stress=150.0,
-                stiff_viscosity=0.3),
+                stiff_viscosity=0.3,
+                pressure_projection="none"),
     # Toothpaste, a stiffer Bingham paste: yield stress 100-300 Pa, plastic viscosity 20-100 Pa s,
     # ρ 1300-1600 kg/m³ (Ahuja, Potanin & Joshi 2018, "Two-dimensional ... yield stress of toothpaste",
     # J. Non-Newtonian Fluid Mech.; Kalyon et al. 1990): τ_y 200 Pa, η ≈ 50 Pa s, ρ 1450. A ribbon keeps
     # its section; a 10 cm cube slumps to a heap (τ' = τ_y/(ρgH) = 0.14).
     "toothpaste": dict(density=1450.0, surface_tension=0.04, kinematic_viscosity=0.035, yield_stress=200.0,
-                       stiff_viscosity=0.3),
+                       stiff_viscosity=0.3,
+                       pressure_projection="none"),
     # PVA-borax slime, a Maxwell viscoelastic liquid: plateau shear modulus G ~ 100-1000 Pa and a
     # relaxation time τ ~ 0.5-2 s (Cadars et al. 2005; the "slime" rheometry of Casassa et al. 1986,
     # J. Chem. Educ.), so its zero-shear viscosity G τ is ~100-1000 Pa s: it strings and snaps back when
     # pulled faster than τ and spreads when left alone. E = 3G; dynamic springs relax as a Maxwell
     # element (``relaxation_time``) and re-form between new neighbours as it flows.
     "slime": dict(density=1050.0, surface_tension=0.25, kinematic_viscosity=0.02, stiff_viscosity=0.3,
-                  springs="dynamic", youngs_modulus=300.0, relaxation_time=1.0, plasticity=0.0, yield_ratio=0.1),
+                  springs="dynamic", youngs_modulus=300.0, relaxation_time=1.0, plasticity=0.0, yield_ratio=0.1,
+                  pressure_projection="none"),
     # A moulded solid that keeps a dent: springs made once, plastic past a 2 % yield strain (Clavet
     # eq. 5.2), a yield stress of about E x 0.02 = 800 Pa: a 10 cm drop dents it (a 10 cm cube lands to
     # 87 % of its height and creeps 1 % in the next half second). E = 40 kPa now that the springs are
     # implicit (7 kPa with a 300 Pa yield stress beside it crept); real modelling clay is stiffer still
     # (E ~ 0.1-1 MPa) and would barely dent from 10 cm.
     "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3,
-                       springs="mould", youngs_modulus=40000.0, plasticity=8.0, yield_ratio=0.02),
+                       springs="mould", youngs_modulus=40000.0, plasticity=8.0, yield_ratio=0.02,
+                       pressure_projection="none"),
     # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
     "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
-                  springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1),
+                  springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1,
+                  pressure_projection="none"),
     # Soft rubber (natural or silicone): E 1-5 MPa, ρ 1100-1200 kg/m³, bounces back whole; springs made
     # once, no plasticity. Possible since the springs are implicit (the explicit ones needed ~140 substeps
     # per frame at E = 1 MPa and 2 cm); a small viscosity stands for its internal damping.
     "rubber": dict(density=1100.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
-                   springs="mould", youngs_modulus=1e6, plasticity=0.0, yield_ratio=0.1),
+                   springs="mould", youngs_modulus=1e6, plasticity=0.0, yield_ratio=0.1,
+                   pressure_projection="none"),
     # Bread dough, viscoelastic-plastic: storage modulus ~1-10 kPa, flows over minutes (apparent
     # viscosity 1e3-1e5 Pa s), ρ ≈ 1200 kg/m³ (Dobraszczyk & Morgenstern 2003, "Rheology and the
     # breadmaking process", J. Cereal Sci.). Mould springs softer than plasticine's that yield at a larger
     # strain and flow slower, and the low end of its viscosity, ν = 1 m²/s (η 1200 Pa s): with the implicit
     # springs ν = 0.1 let a 10 cm ball slump to 56 % of its height and still creep 9 % in half a second.
     "dough": dict(density=1200.0, surface_tension=0.05, kinematic_viscosity=1.0, stiff_viscosity=0.3,
-                  springs="mould", youngs_modulus=3000.0, plasticity=2.0, yield_ratio=0.05),
+                  springs="mould", youngs_modulus=3000.0, plasticity=2.0, yield_ratio=0.05,
+                  pressure_projection="none"),
 }

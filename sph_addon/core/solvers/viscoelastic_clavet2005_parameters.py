@@ -7,11 +7,11 @@ The model itself, and how each parameter enters Clavet's method, is in ``viscoel
 from __future__ import annotations
 
 from ..params import Parameter
+from ..terms.pressure_projection_zhu2005 import PROJECTION_CHOICES
+from ..terms.springs_clavet2005 import SPRING_MODES
 
 NAME = "viscoelastic"
 
-SPRINGS_NONE, SPRINGS_DYNAMIC, SPRINGS_MOULD = 0, 1, 2
-SPRING_MODES = {"none": SPRINGS_NONE, "dynamic": SPRINGS_DYNAMIC, "mould": SPRINGS_MOULD}
 
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter("density", 1000.0, "kg/m^3", 1.0, 25000.0, label="Density",
@@ -30,6 +30,11 @@ PARAMETERS: tuple[Parameter, ...] = (
               description="ν, kinematic viscosity (dynamic viscosity / density): water 1e-6, olive oil 1e-4, "
                           "honey 2e-3 to 1e-2, molasses ~5e-3, chocolate ~1e-2, lava 1 to 100. Solved "
                           "implicitly: any value is stable."),
+    Parameter("pressure_projection", "grid", choices=PROJECTION_CHOICES, label="Pressure Projection",
+              description="grid: a coarse grid's pressure solve carries the long-wavelength pressure (a column's "
+                          "weight, a dam break's collapse) before the density relaxation, for thin liquids "
+                          "(water, oil); none: the relaxation alone (viscous, plastic and elastic materials, as "
+                          "their presets measured)."),
     Parameter("yield_stress", 0.0, "Pa", 0.0, 1e6, label="Yield Stress",
               description="τ_y, Bingham yield stress: below it the material holds its shape, above it it "
                           "flows with its viscosity (mayonnaise ~100, toothpaste ~200, wet mud 50-500, "

@@ -13,9 +13,9 @@ rigidly translating blob gets its translation velocity at every vertex.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -33,9 +33,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from numba import njit
-
 from .. import config
+from ..kernel_cache import njit
 
 
 @njit(**config.NJIT)

@@ -48,9 +48,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 from .fields import field_finish, field_weight
 
 # Cubes per block edge. 16 keeps a block's field (17^3 float32 = 19 kB) in L2

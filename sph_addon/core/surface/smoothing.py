@@ -14,9 +14,9 @@ once; no de-duplication is needed.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 
 
 def one_ring(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,11 +1,12 @@
-"""A coarse grid projection of the liquid's velocities before each substep's prediction: the
-long-wavelength part of the pressure, solved where the relaxation's passes are slowest.
+"""Pressure projection with FLIP's transfers (Zhu & Bridson 2005) on a coarse MAC grid (Harlow & Welch
+1965): the long-wavelength part of a liquid's pressure, solved before each substep's prediction,
+where the relaxation's passes are slowest.
 
 Why. The density relaxation (Clavet 2005, Algorithm 3, run to a tolerance) moves particles against
 their neighbours, so a pass carries a correction a few particles far. A column of water under
 gravity needs one that reaches from the floor to the surface: the passes crept along that mode (0.02-
 0.03 points of compression a pass), a fresh pool fell into its tolerance before
-they caught it, and its correction came back as velocity (docs/materials.md). Grid fluid solvers
+they caught it, and its correction came back as velocity (CHANGELOG.md, method notes). Grid fluid solvers
 solve that mode directly: the pressure Poisson equation on cells (Harlow & Welch 1965's MAC grid;
 Zhu & Bridson 2005, "Animating Sand as a Fluid", for the particle-grid transfers, FLIP's delta).
 
@@ -14,7 +15,7 @@ What. Every substep, after the velocity stage (gravity, viscosity, surface tensi
 1. cells of width ``CELL_WIDTH`` h; the particles' velocities go to the faces and their weights to
    the cell centres (trilinear, as FLIP's particle-to-grid step): a cell's content, 1 when full;
 2. a cell whose content, over what a full cell holds beside the walls, reaches 1/2 is fluid; another
-   next to fluid whose centre lies inside a static collider solid; any other air (``grid_surface``);
+   next to fluid whose centre lies inside a static collider solid; any other air (``ghost_fluid_gibou2002``);
    faces between fluid and solid take the solid's velocity, 0 (static colliders only: a moving one
    is left to the relaxation's wall terms and the collisions, as before);
 3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, no flux into solid; towards air p = 0 where
@@ -30,7 +31,7 @@ material's tolerance: the grid moves velocities, never positions.
 
 Deviations and their reasons:
 
-* The surface lies where the content crosses 1/2 (``grid_surface``): with a cell fluid
+* The surface lies where the content crosses 1/2 (``ghost_fluid_gibou2002``): with a cell fluid
   as soon as it held one particle, a surface particle rising into the cell above moved its
   column's surface a whole cell, which kicked the resting pool's surface sideways (1-2 cm/s). The
   content is smooth in the positions, so a fluid cell's lattice is never cut into air inside the
@@ -56,10 +57,9 @@ import math
 
 import numpy as np
 
-from .grid_surface import SURFACE_FILL, WallCells, face_sides, surface_factor
+from .base import VELOCITY, ArraySpec, Term
+from .ghost_fluid_gibou2002 import SURFACE_FILL, face_sides, surface_factor
 
-# Off: the relaxation alone holds the liquid (the tests of the relaxation's own machinery use it).
-ENABLED = True
 # Cell width in units of the support radius h (two spacings at h = 2 s: eight particles a cell, as
 # FLIP's usual 2x2x2 per cell).
 CELL_WIDTH = 1.0
@@ -69,7 +69,7 @@ MAX_ITERATIONS = 1000
 # The weight of a particle's change rises from 0 to 1 as the cells' content at it (1: a full cell;
 # solid cells count as full) rises over this range: 1 in the bulk and along walls (1.0), 0.75-1 in
 # a pool's top layer, 0 in a film or a sheet one or two particles thick, which the relaxation
-# alone holds (docs/materials.md: projected, a film spread on, a weight that switched with a cell's
+# alone holds (CHANGELOG.md, method notes: projected, a film spread on, a weight that switched with a cell's
 # particle count threw a resting pool's surface up).
 WEIGHT_RAMP = (0.45, 0.6)
 # The viscosity (m²/s) of the particles' relaxation towards the grid's velocity (PIC's share of the
@@ -77,26 +77,12 @@ WEIGHT_RAMP = (0.45, 0.6)
 # that the blend damps as one viscosity in physical units at every resolution (a fixed τ made a
 # coarse dam break viscous: its front 6 % slow at a/spacing = 10). 1.5e-3 m²/s: τ = 0.17 s at h = 5
 # cm, where it halves the resting pool's 90th percentile at 2 s (0.44 -> 0.22 cm/s,
-# docs/materials.md); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
+# CHANGELOG.md, method notes); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
 PIC_VISCOSITY = 1.5e-3
-# The thickest liquid the projection moves (``projected``), m²/s: one whose own viscosity exceeds the
-# PIC share's damps by it.
-LIQUID_VISCOSITY = PIC_VISCOSITY
-
-
-def projected(owned: np.ndarray, viscosity: np.ndarray, yield_stress: np.ndarray, springs: np.ndarray) -> np.ndarray:
-    """Per material, whether the projection moves it: the thin liquids, kinematic viscosity at most
-    ``LIQUID_VISCOSITY`` (water, oil) without yield stress or springs, while ``ENABLED``. The viscous,
-    plastic and elastic materials keep the relaxation alone, as their rheology was measured
-    (issue 11's tests); on a viscous gravity current the projection brought the fronts within 3 % of
-    Huppert's, from 7 % (docs/materials.md), which is for that issue to take up."""
-    return owned & (viscosity <= LIQUID_VISCOSITY) & (yield_stress <= 0.0) & ~springs & ENABLED
-
-
 def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """Two boolean arrays over the faces normal to ``axis``: those between a fluid cell and a non-solid
     cell (solved), and those between a fluid cell and a solid one (held at the solid's velocity)."""
-    from .grid_projection_kernels import AIR, FLUID, SOLID
+    from .pressure_projection_zhu2005_kernels import AIR, FLUID, SOLID
 
     lo, hi = face_sides(kind, axis, AIR)
     fluid = (lo == FLUID) | (hi == FLUID)
@@ -126,8 +112,7 @@ class GridProjection:
 
     def __init__(self):
         self.reset_stats()
-        self.last_dt = 0.0  # the last solve's substep, s (0: none; checkpointed by the model)
-        self.wall_cells = WallCells()
+        self.last_dt = 0.0  # the last solve's substep, s (0: none; checkpointed by the term)
 
     def reset_stats(self) -> None:
         self.stats = {"iterations": 0, "calls": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
@@ -145,7 +130,7 @@ class GridProjection:
         """Project ``v`` (n,3, m/s, in place) of the rows where ``sel`` onto the grid's divergence-free
         fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project);
         ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
-        from . import grid_projection_kernels as k
+        from . import pressure_projection_zhu2005_kernels as k
 
         bounds = np.empty((2, 3))
         if walls is None or not k.selected_bounds(x, sel, bounds):
@@ -248,17 +233,17 @@ class GridProjection:
 
     def _kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls) -> tuple:
         """Cell kinds, and ``fill`` over a full cell's content beside the static colliders
-        (``grid_surface``): fluid where that reaches the surface's ``SURFACE_FILL`` (and the centre
+        (``ghost_fluid_gibou2002``): fluid where that reaches the surface's ``SURFACE_FILL`` (and the centre
         lies outside the static colliders, or particles are in the cell); among the other cells next
         to fluid, solid where the centre is inside a static collider (only those matter to the
         solve); air elsewhere. ``lo``: the grid's first cell, global index."""
-        from . import grid_projection_kernels as k
+        from . import pressure_projection_zhu2005_kernels as k
 
         static = walls.static()
         if static is None:
             return np.where(fill >= SURFACE_FILL, k.FLUID, k.AIR).astype(np.int8), fill
         cand = np.flatnonzero(_grown(fill > 0.0).reshape(-1))  # every cell fluid or next to it
-        dist, reference = self.wall_cells(static, lo + np.stack(np.unravel_index(cand, fill.shape), axis=1), d)
+        dist, reference = walls.static_cells(lo + np.stack(np.unravel_index(cand, fill.shape), axis=1), d)
         fill = fill.copy()
         fill.reshape(-1)[cand] /= reference
         inside = np.zeros(fill.shape, bool)
@@ -267,3 +252,39 @@ class GridProjection:
         kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
         kind[_grown(fluid) & ~fluid & inside] = k.SOLID
         return kind, fill
+
+
+PROJECTION_CHOICES = ("grid", "none")
+
+
+class PressureProjectionZhu2005(Term):
+    """The grid projection of the materials whose ``pressure_projection`` is ``"grid"`` (velocity stage,
+    last: after every other velocity term, before the prediction)."""
+
+    name = "pressure_projection_zhu2005"
+    citation = "Y. Zhu, R. Bridson, Animating Sand as a Fluid, SIGGRAPH 2005 (MAC grid: Harlow & Welch 1965)"
+    stage = VELOCITY
+    parameters = ("pressure_projection",)
+    arrays = {"grid_pressure": ArraySpec((), np.float64, 0,
+                                         "the grid projection's pressure in the particle's cell, m²/s")}
+
+    def __init__(self, setup):
+        super().__init__(setup)
+        self.projected = self.per_material("pressure_projection", bool, lambda c: c == "grid")
+        self.grid = GridProjection()
+
+    def active_arrays(self):
+        return self.arrays if self.projected.any() else {}
+
+    def apply(self, ctx) -> None:
+        self.grid.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h, ctx.dt,
+                          ctx.arrays.get("grid_pressure"))
+
+    def frame_stats(self, world) -> dict[str, int | float]:
+        return self.grid.frame_stats()
+
+    def state_dict(self) -> dict:
+        return {"projection_dt": self.grid.last_dt}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.grid.last_dt = float(state.get("projection_dt", 0.0))

@@ -6,7 +6,7 @@ backward Euler on the viscous term, ρ (v - v*) = Δt ∇·(η ∇v), solved by 
 without assembling the matrix. The discrete operator is their Laplacian (a
 pair term along x_ij, which conserves linear and angular momentum) with our own
 kernel weight and a lattice calibration instead of the kernel's normalisation
-(``liquid_units.viscosity_lattice_constant``):
+(``lattice.viscosity_lattice_constant``):
 
     (L v)_i = K Σ_j η_ij φ_ij ((v_j - v_i)·r̂_ij) r̂_ij + K η_i B_i (v_w - v_i),
 
@@ -51,29 +51,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
-
-
-@njit(**config.NJIT)
-def _direction(x, i, j, inv_h):
-    """(1 - q, r̂_ij) of a pair; (0, 0, 0, 0) beyond h or for coincident particles."""
-    ex = x[j, 0] - x[i, 0]
-    ey = x[j, 1] - x[i, 1]
-    ez = x[j, 2] - x[i, 2]
-    r = math.sqrt(ex * ex + ey * ey + ez * ez)
-    a = 1.0 - r * inv_h
-    if a <= 0.0 or r == 0.0:
-        return 0.0, 0.0, 0.0, 0.0
-    return a, ex / r, ey / r, ez / r
+from ..kernel_cache import njit, prange
+from ..pair_kernels import pair_direction
 
 
 @njit(**config.NJIT)
 def _pair(x, eta, i, j, inv_h):
     """(η_ij φ_ij, r̂_ij) of a pair; a weight of 0 where the pair adds nothing (beyond h, coincident,
     or neither particle viscous)."""
-    a, ex, ey, ez = _direction(x, i, j, inv_h)
+    a, ex, ey, ez = pair_direction(x, i, j, inv_h)
     return 0.5 * (eta[i] + eta[j]) * a, ex, ey, ez
 
 
@@ -103,77 +91,6 @@ def _spring_row(i, vin, sj, sw, se):
 
 
 @njit(**config.NJIT_PARALLEL)
-def spring_terms(x, mat, index_of_id, partner, rest, k_spring, h, dt, sj, sw, se, dv):
-    """The springs' part of the backward-Euler system at the current positions (Clavet Algorithm 5).
-
-    For each spring of particle i (rows as ``viscoelastic_clavet2005_kernels.add_springs`` stores
-    them, both endpoints' rows), rest length L < h, partner j at distance r > 0 along r̂_ij:
-
-    * its force per unit mass, Clavet's displacement D / Δt² made a force,
-      a_ij = k_spring (1 - L/h) (r - L) r̂_ij, and ``dv[i] = Δt Σ_j a_ij`` (the explicit impulse);
-    * its stiffness, the Jacobian of a_ij in x_j: κ_ij r̂ r̂ᵀ (axial, κ_ij = k_spring (1 - L/h), 1/s²)
-      plus κ_ij (1 - L/r) (I - r̂ r̂ᵀ) (transverse, the geometric term), stored as
-      ``sw[i, s] = (Δt² κ_ij, Δt² κ_ij max(0, 1 - L/r))`` (dimensionless) with ``se[i, s] = r̂_ij``
-      and ``sj[i, s] = j``.
-
-    The transverse term is kept for stretched springs only (as Choi & Ko 2002 do for cloth): for
-    compressed ones it is negative and could make the system indefinite, so it stays in the explicit
-    force (a physical buckling drive). Keeping the stretched springs' part matters: left explicit,
-    it is a stiffness Δt² κ (1 - L/r) per spring that grows with E, and a rubber block (E = 1 MPa)
-    boiled at 5 substeps per frame without it (measured). Springs whose partner is gone, at L >= h,
-    or with coincident endpoints get ``sj = -1`` (removal itself stays with the plasticity kernel,
-    in the position stage).
-
-    Parameters
-    ----------
-    x : (n,3) positions, m. mat : (n,) material ids. index_of_id : (m,) int64 index of each id, -1 gone.
-    partner : (n,S) int64 partner ids, -1 free. rest : (n,S) float64 rest lengths, m.
-    k_spring : per-material Clavet k_spring, 1/s². h : interaction radius, m. dt : substep, s.
-    sj : (n,S) int64, sw : (n,S,2) float64, se : (n,S,3) float64, dv : (n,3) float64 (m/s): written.
-    """
-    n = x.shape[0]
-    width = partner.shape[1]
-    inv_h = 1.0 / h
-    for i in prange(n):
-        ks = k_spring[mat[i]]
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
-        for s in range(width):
-            sj[i, s] = -1
-            pid = partner[i, s]
-            if pid < 0 or ks == 0.0:
-                continue
-            j = index_of_id[pid] if pid < index_of_id.shape[0] else -1
-            L = rest[i, s]
-            if j < 0 or L >= h:
-                continue
-            ex = x[j, 0] - x[i, 0]
-            ey = x[j, 1] - x[i, 1]
-            ez = x[j, 2] - x[i, 2]
-            r = math.sqrt(ex * ex + ey * ey + ez * ez)
-            if r == 0.0:
-                continue
-            ex /= r
-            ey /= r
-            ez /= r
-            kappa = ks * (1.0 - L * inv_h)
-            f = dt * kappa * (r - L)
-            sx += f * ex
-            sy += f * ey
-            sz += f * ez
-            sj[i, s] = j
-            sw[i, s, 0] = dt * dt * kappa
-            sw[i, s, 1] = dt * dt * kappa * max(0.0, 1.0 - L / r)
-            se[i, s, 0] = ex
-            se[i, s, 1] = ey
-            se[i, s, 2] = ez
-        dv[i, 0] = sx
-        dv[i, 1] = sy
-        dv[i, 2] = sz
-
-
-@njit(**config.NJIT_PARALLEL)
 def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, out):
     """out = A vin = ρ_i vin_i + coeff Σ_j η_ij φ_ij ((vin_i - vin_j)·r̂) r̂ + coeff η_i B_i vin_i
     + θ Σ_s [a_is ê ê ᵀ + g_is (I - ê ê ᵀ)] (vin_i - vin_j).
@@ -182,7 +99,7 @@ def apply_operator(x, vin, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, out)
     ----------
     x : (n,3) positions, m. vin : (n,3) velocities, m/s. nbr, count : neighbour rows.
     rho : (n,) density of each particle's material, kg/m³. eta : (n,) dynamic viscosity, Pa s.
-    coeff : (3,) (Δt K, 1/h, θ): K (1/m², ``liquid_units.viscosity_lattice_constant``) makes
+    coeff : (3,) (Δt K, 1/h, θ): K (1/m², ``lattice.viscosity_lattice_constant``) makes
         Δt K η φ a density (kg/m³), so A is in momentum per volume; 1/h in 1/m; θ the springs'
         implicitness (their stiffness enters A as θ w).
     wall_b : (n,6) the walls' block B_i as (xx, yy, zz, xy, xz, yz), dimensionless.
@@ -275,34 +192,6 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv):
         inv[i, 0, 1] = inv[i, 1, 0] = a01 * inv_det
         inv[i, 0, 2] = inv[i, 2, 0] = a02 * inv_det
         inv[i, 1, 2] = inv[i, 2, 1] = a12 * inv_det
-
-
-@njit(**config.NJIT_PARALLEL)
-def strain_rates(x, v, nbr, count, inv_h, gradient_k, out):
-    """out[i] = |γ̇| = sqrt(2 D:D), D the symmetric part of the velocity gradient at particle i, 1/s.
-
-    ∂v_a/∂x_b ≈ G Σ_j (1-q) (v_j - v_i)_a r̂_b, G = 3 / Σ_o (1-q)|o| over the lattice
-    (``liquid_units.gradient_lattice_constant``), exact for a linear field on the lattice.
-    """
-    n = x.shape[0]
-    for i in prange(n):
-        g = np.zeros((3, 3))
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            a, ex, ey, ez = _direction(x, i, j, inv_h)
-            if a == 0.0:
-                continue
-            e = (ex, ey, ez)
-            for c in range(3):
-                dv = a * (v[j, c] - v[i, c])
-                for d in range(3):
-                    g[c, d] += dv * e[d]
-        s2 = 0.0
-        for c in range(3):
-            for d in range(3):
-                sym = 0.5 * (g[c, d] + g[d, c])
-                s2 += sym * sym
-        out[i] = gradient_k * math.sqrt(2.0 * s2)
 
 
 @njit(**config.NJIT)

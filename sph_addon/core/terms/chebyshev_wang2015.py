@@ -25,7 +25,7 @@ Where we differ, and why:
   break's front against it are in BENCHMARKS.md). γ = 0.9 leaves the resting
   pool stiller than plain passes do (90th percentile at 4 s 0.65 cm/s against
   0.95; γ = 1: 1.07) for 7.2 passes a substep instead of 6.6 (plain: 10.4), at 6 substeps a frame
-  (since frames are re-planned the pool runs at 5: docs/materials.md).
+  (since frames are re-planned the pool runs at 5: CHANGELOG.md, method notes, "The pool since the re-planning").
 * A pass whose largest compression came out above the one before restarts the
   sequence (that pass is kept as it is, the next one starts again at ω_S): at
   impacts the extrapolation overshoots (at ρ = 0.85, γ = 1, without the restart,
@@ -58,7 +58,7 @@ class ChebyshevPasses:
 
     ``extrapolate(now, last, back, ω, γ)`` is the kernel that sets
     now = ω (γ (now - last) + last - back) + back in place and copies the result into ``back``
-    (``relaxation_kernels.extrapolate``; passed in so this module needs no numba): that buffer is
+    (``chebyshev_wang2015_kernels.extrapolate``; passed in so this module needs no numba): that buffer is
     where the next pass's start is kept, so :meth:`before` has nothing to copy after an extrapolation.
     The two iterates it keeps live from one substep to the next: allocated afresh every substep,
     their page faults cost a millisecond a substep on the bench's dam break.
@@ -123,21 +123,3 @@ class ChebyshevPasses:
         return 1 if self._prev == 0 else 0
 
 
-def density_errors(sums: np.ndarray, counts: np.ndarray, tops: np.ndarray, targets: np.ndarray,
-                   owned: np.ndarray) -> tuple[float, float, bool]:
-    """The worst material's mean compression over its compressed particles, the largest compression,
-    and whether every material is under its target (mean) and 10 times it (largest).
-
-    ``sums``, ``counts``, ``tops`` : per material, the sum and number of the positive compressions
-    (ρ/ρ0 - 1)⁺ and the largest (``relaxation_kernels.compression_sums``); ``targets`` : per-material
-    density error; ``owned`` : per-material bool, the materials the test covers. A material without
-    compressed particles counts as 0 in both figures.
-    """
-    err_mean = err_max = 0.0
-    done = True
-    for m in np.flatnonzero(owned):
-        mean = float(sums[m] / counts[m]) if counts[m] else 0.0
-        top = float(tops[m])
-        err_mean, err_max = max(err_mean, mean), max(err_max, top)
-        done &= mean <= targets[m] and top <= 10.0 * targets[m]
-    return err_mean, err_max, bool(done)

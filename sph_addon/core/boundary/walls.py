@@ -1,23 +1,34 @@
-"""The colliders as they stand at one time, as the material models see them (``StepContext.walls``).
+"""The colliders as they stand at the end of a substep, sampled once for every term (``StepContext.walls``).
 
-``Simulation`` places every collider at the end of a substep and hands the models
-this view: signed distances, the solid share of lattice cells (boundary density),
-and a record of the velocity changes the walls' boundary terms gave particles, so
-the colliders receive them equal and opposite in their contact reports.
+``Simulation`` places every collider once per substep and hands the terms this one view: signed
+distances, the solid share of lattice cells, the mirrored walls and the fluid behind the others
+(the density relaxation's, :meth:`Walls.relaxation_walls`), the no-slip blocks (the implicit
+viscosity's, :meth:`Walls.no_slip_blocks`), the static colliders on the pressure projection's cells
+(:meth:`Walls.static_cells`), and the one record of what the terms gave the particles at the walls
+(:meth:`Walls.received`), which the colliders receive equal and opposite in their contact reports.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .colliders import Collider
+from ..colliders import Collider
 
 
 class Walls:
     """The colliders as they stand at one time, queried by the models (``StepContext.walls``)."""
 
-    def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]], scratch: dict | None = None):
+    def __init__(self, placed: list[tuple[Collider, np.ndarray, np.ndarray]], scratch: dict | None = None,
+                 spacing: float = 0.0, h: float = 0.0, cells=None):
         self.placed = placed
+        self.spacing, self.h = spacing, h
+        # The static colliders on the projection's cells (``static_cells.WallCells``), kept for the bake.
+        if cells is None:
+            from .static_cells import WallCells
+
+            cells = WallCells()
+        self.cells = cells
+        self._static: list = []
         # Buffers kept by the caller from one substep to the next: a large array allocated afresh
         # every substep costs its page faults each time (measured: 3 of the 4 ms the boundary
         # shares took per substep on the bench's dam break).
@@ -49,12 +60,33 @@ class Walls:
     def static(self) -> Walls | None:
         """The colliders that never move (None if there are none): the walls whose velocity is zero
         (the implicit viscosity's no-slip term holds fluid at the wall's velocity)."""
-        placed = [p for p in self.placed if not p[0].moving and p[0].rebuild is None]
-        return Walls(placed, self.scratch) if placed else None
+        if not self._static:
+            placed = [p for p in self.placed if not p[0].moving and p[0].rebuild is None]
+            self._static.append(Walls(placed, self.scratch, self.spacing, self.h, self.cells) if placed else None)
+        return self._static[0]
+
+    # -- what the terms take from the colliders ---------------------------------------------------
+    def relaxation_walls(self, x: np.ndarray):
+        """The density relaxation's boundary at positions ``x``: the mirrored planes, each particle's,
+        and the other colliders' fluid (``mirror.relaxation_walls``)."""
+        from .mirror import relaxation_walls
+
+        return relaxation_walls(x, self, self.spacing, self.h)
+
+    def no_slip_blocks(self, x: np.ndarray) -> np.ndarray:
+        """(n,6) the static colliders' no-slip blocks at positions ``x`` (``lattice_fill.wall_viscosity_blocks``)."""
+        from .lattice_fill import wall_viscosity_blocks
+
+        return wall_viscosity_blocks(x, self.static(), self.spacing, self.h)
+
+    def static_cells(self, index: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
+        """Signed distance (m) from the centres of cells ``index`` (k,3, of width ``d``) to the static
+        colliders, and the share of a full cell's content they leave each (``static_cells.WallCells``)."""
+        return self.cells(self.static(), index, d)
 
     @staticmethod
     def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
-        from .colliders.response import placed_distances
+        from ..colliders.response import placed_distances
 
         d = np.empty(len(points))
         placed_distances(c.shape.code, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
@@ -78,8 +110,8 @@ class Walls:
     def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
         """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``),
         in a buffer kept for the next call (valid until then)."""
-        from .colliders.boundary_volume import solid_share
-        from .colliders.sdf_dispatch import EXACT_DISTANCES
+        from ..colliders.sdf_dispatch import EXACT_DISTANCES
+        from .solid_share_kernels import solid_share
 
         share = self._buffer("share", len(centres), len(offsets))
         share.fill(0.0)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 
 # Particles per parallel iteration of smooth_velocities (each allocates its rows' weights once).
 XSPH_BLOCK = 64

@@ -1,4 +1,4 @@
-"""Numba kernels of the coarse grid projection (``grid_projection``): particles to cells and faces,
+"""Numba kernels of the coarse grid projection (``pressure_projection_zhu2005``): particles to cells and faces,
 the pressure Poisson solve over the fluid cells, and the faces' velocity change back to particles.
 
 Grid conventions: cell (a, b, c) spans origin + [a, a+1) x [b, b+1) x [c, c+1) cell widths, stored
@@ -11,9 +11,9 @@ faces).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 
 FLUID = 0
 AIR = 1

@@ -1,6 +1,6 @@
 """The fluid missing behind the colliders, as the boundary terms of the density relaxation see it.
 
-``liquid_units.wall_terms`` continues each particle's lattice into the solids; these kernels give
+``lattice_fill.wall_terms`` continues each particle's lattice into the solids; these kernels give
 each lattice point its share inside a collider (:func:`solid_share`) and sum the shares against the
 lattice's weights (:func:`boundary_sums`). They avoid numpy's matrix product: numpy hands it to the
 BLAS library, whose worker threads then spin on the cores numba's threads need
@@ -10,11 +10,10 @@ of shares, saved 0.03 of 0.79 ms a substep on the bench's dam break: not kept.
 
 from __future__ import annotations
 
-from numba import njit, prange
-
 from .. import config
-from .response import _to_local
-from .sdf_dispatch import sdf_eval
+from ..colliders.response import _to_local
+from ..colliders.sdf_dispatch import sdf_eval
+from ..kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -36,7 +35,7 @@ def weighted_rows(a, w, out):
 
 @njit(**config.NJIT_PARALLEL)
 def boundary_sums(share, w, rows, rho, rho_near, g, g_near):
-    """The boundary terms' eight weighted sums (``liquid_units.wall_terms``) of share row a written to
+    """The boundary terms' eight weighted sums (``lattice_fill.wall_terms``) of share row a written to
     particle rows[a]: rho, rho_near (n,) and g, g_near (n,3). The same sums in the same order as
     :func:`weighted_rows` (zero shares skipped), without its (k,8) result and numpy's four scatters
     (the boundary terms 0.99 -> 0.78 ms a substep on the bench's dam break). share (k,m), w (m,8), rows (k,) int64."""

@@ -1,16 +1,16 @@
 """Flat walls as mirrors: the liquid behind a tank's face or a ground plane is the image of the liquid in front.
 
-The relaxation needs the density of the fluid a wall stands for. ``liquid_units.wall_terms`` gives
+The relaxation needs the density of the fluid a wall stands for. ``lattice_fill.wall_terms`` gives
 it as the simple cubic lattice continued into the solid, fixed for the substep; that fluid never
 moves, so in every pass the second layer's turns push the first into the wall and only the first
 layer's own turn pushes back: measured on the 0.5 m pool, the two layers along a side wall held
 3-6 % more particles than the lattice, the larger part of the pool's lost depth. A flat wall can
 instead mirror the real liquid (the method of images): a particle's density counts the images of
 its neighbours and of itself, and its turn pushes them too, each image's push moving the particle
-it mirrors (``density_relaxation_kernels._push_images``). Whatever arrangement the liquid takes,
+it mirrors (``mirror_kernels.push_images``). Whatever arrangement the liquid takes,
 the wall takes it too, and the first layer's turn pushes the second off the wall. Measured on the
 pool: the side-wall layers at 1.002, 1.000 and 1.000 of the lattice's counts, the first second's
-largest speed 15.3 cm/s against 45.7 with the continued lattice (docs/materials.md, "The liquid's
+largest speed 15.3 cm/s against 45.7 with the continued lattice (CHANGELOG.md, method notes, "The liquid's
 own packing, and walls as mirrors").
 
 Mirrored here: a closed ``box_container``'s six faces (from the inside) and the ``plane``
@@ -64,8 +64,8 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
     (-1 for none); others, a ``Walls`` of the colliders that are not mirrored (None if none).
     A tank's faces count only for the particles inside it (one that escaped is the collider's).
     """
-    from ..walls import Walls
-    from .wall_images_kernels import nearest_planes
+    from .mirror_kernels import nearest_planes
+    from .walls import Walls
 
     plane_of = np.full((len(x), 3), -1, np.int64)
     if walls is None:
@@ -90,8 +90,8 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
 
 def relaxation_walls(x: np.ndarray, walls, spacing: float, h: float):
     """What the relaxation takes from the colliders: the mirrored planes and each particle's
-    (:func:`wall_mirror`), and the other colliders' fluid (``liquid_units.wall_terms``)."""
-    from .liquid_units import wall_terms
+    (:func:`wall_mirror`), and the other colliders' fluid (``lattice_fill.wall_terms``)."""
+    from .lattice_fill import wall_terms
 
     planes, plane_of, others = wall_mirror(x, walls, spacing, h)
     return planes, plane_of, wall_terms(x, others, spacing, h)

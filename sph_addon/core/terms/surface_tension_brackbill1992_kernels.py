@@ -12,7 +12,7 @@ curvature pair forces, discussed below). None of the three is among the
 project's papers (../shared/papers/), so their equations are named here,
 not numbered.
 
-The liquid side (``liquid_units``: lattice constant K, thresholds, stable
+The liquid side (``lattice``: lattice constant K, thresholds, stable
 step) turns γ (N/m) into the constants passed here; the viscoelastic model
 calls :func:`surface_tension_impulses` in its velocity stage, after XSPH and
 before the viscosity impulses. Passes, each a Jacobi sweep over the same
@@ -67,7 +67,7 @@ Deviations, each for a reason:
   found), not at x: evaluated at x, the non-symmetric CSF force let a drop at
   rest spin up without bound (angular momentum doubling every ~0.5 s at the
   automatic substep, from round-off). At x + Δt v it held steady for 6 s; the
-  price is a lower stable step (``liquid_units.surface_tension_stable_dt``).
+  price is a lower stable step (``terms.surface_tension_brackbill1992.surface_tension_stable_dt``).
 * **Momentum.** Σ_i F_i = γ Σ κ_i a_i n̂_i is zero in the continuum (∮ κ n̂ dA
   = 0 over a closed surface) but not to round-off: measured 1e-4 to 3e-3 of
   Σ |F_i| on the drop. Its reaction belongs to no neighbour: the balancing
@@ -98,7 +98,7 @@ Deviations, each for a reason:
   is a surface like any other (flat faces feel nothing, edges are rounded),
   so the liquid does not wet colliders (contact angle ~180°, the puddle
   above). Counting the solid as liquid (the relaxation's boundary density,
-  ``liquid_units.wall_terms``) makes it wet them completely: water climbed
+  ``boundary.lattice_fill.wall_terms``) makes it wet them completely: water climbed
   the walls of its tank and left it at 1.7 mm spacing, and at half weight it
   still climbed. Wetting needs an adhesion term (Akinci et al. 2013 have one).
 * **Thin sheets.** A liquid one to three particles thick has no resolved
@@ -114,9 +114,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from .. import config
+from ..kernel_cache import njit, prange
 
 # Particles per parallel iteration of the all-particle kernels: each iteration allocates its rows'
 # work arrays once for these.
@@ -129,7 +129,7 @@ def colour_gradient(x, nbr, count, h, inv_rho0, lo, hi, g, normal, weight):
 
     c_i = Σ_j (1-q_ij)² / ρ0 over the neighbours within h (coincident pairs
     skipped). g points into the liquid at a free surface; |g| = K/(2s) on a
-    (100) face of the lattice at h = 2 s (K: ``liquid_units.csf_lattice_constant``),
+    (100) face of the lattice at h = 2 s (K: ``terms.surface_tension_brackbill1992.csf_lattice_constant``),
     0 in a symmetric bulk.
 
     Parameters
@@ -150,7 +150,7 @@ def colour_gradient(x, nbr, count, h, inv_rho0, lo, hi, g, normal, weight):
         f = np.empty(width)
         for i in range(b * BLOCK, min(n, (b + 1) * BLOCK)):
             nk = count[i]
-            _offsets(i, x, nbr, nk, ux, uy, uz)
+            offsets(i, x, nbr, nk, ux, uy, uz)
             # The square roots and divisions in a loop of their own, which the compiler vectorises
             # (1.2 -> 0.8 ms on the bench's dam break); the sums below keep the neighbours' order.
             for kk in range(nk):
@@ -168,7 +168,7 @@ def colour_gradient(x, nbr, count, h, inv_rho0, lo, hi, g, normal, weight):
 
 
 @njit(**config.NJIT_INLINE)
-def _offsets(i, x, nbr, nk, ux, uy, uz):
+def offsets(i, x, nbr, nk, ux, uy, uz):
     """x_j - x_i of i's nk neighbours into ux, uy, uz (gathered once, then read contiguously)."""
     xi = x[i, 0]
     yi = x[i, 1]
@@ -304,7 +304,7 @@ def tension_field(x, nbr, count, mat, kappa, weight, tension, h, tension_support
                 seen += weight[nbr[i, kk]]
             if seen == 0.0:
                 continue  # no surface particle within its row: Π = 0 without the geometry
-            _offsets(i, x, nbr, nk, ux, uy, uz)
+            offsets(i, x, nbr, nk, ux, uy, uz)
             # Every neighbour weighted, those off the surface by a_j = 0, without a branch (with the
             # test above, 1.0-1.2 -> 0.6-0.77 ms on the bench's dam break): adding 0 leaves the sums as
             # the skipping loop had them.
@@ -367,65 +367,3 @@ def csf_impulses(v, g, pi, mat, tension, density, dt, dv):
         v[i, 2] += dv[i, 2] - pz
 
 
-def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray,
-                             tension: np.ndarray, density: np.ndarray, spacing: float, h: float, dt: float,
-                             scratch: tuple[np.ndarray, ...] | None = None) -> None:
-    """Apply one substep of surface tension to ``v`` (the four passes of the module docstring).
-
-    The surface is taken at the predicted positions x + Δt v; nothing is done
-    (not even that) when no material has surface tension.
-
-    Parameters
-    ----------
-    x, v : (n,3) float64 positions (m) and velocities (m/s); ``v`` is mutated, ``x`` is not.
-    nbr, count : neighbour rows (n,K) int32 and lengths (n,) int32. mat : (n,) uint8 material ids.
-    tension : per-material γ/K, N/m (``liquid_units.csf_tension``). density : per-material ρ, kg/m³.
-    spacing, h : particle spacing and interaction radius, m. dt : step, s.
-    scratch : four (n,3) and three (n,) float64 C-contiguous arrays to work in (overwritten), or None to
-        allocate them: fresh, their page faults cost 0.84 of 3.96 ms a call on the bench's dam break.
-    """
-    from . import liquid_units as units
-
-    n = len(x)
-    if n == 0 or not np.any(tension > 0.0):
-        return
-    # Geometry at the predicted positions (see the module docstring): the neighbour rows were found there.
-    if scratch is None:
-        scratch = (*(np.empty((n, 3)) for _ in range(4)), *(np.empty(n) for _ in range(3)))
-    predicted, g, normal, dv, weight, kappa, pi = scratch
-    np.multiply(v, dt, out=predicted)
-    x = np.add(x, predicted, out=predicted)
-    kappa.fill(0.0)
-    rho0, _ = units.rest_densities(spacing, h)
-    k = units.csf_lattice_constant(spacing, h)
-    lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
-    colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
-    surface_curvature(x, normal, weight, nbr, count, h, units.CURVATURE_CAP / spacing, units.CURVATURE_SUPPORT,
-                      np.flatnonzero(weight > 0.0), kappa)
-    tension_field(x, nbr, count, mat, kappa, weight, tension, h, units.TENSION_SUPPORT, pi)
-    csf_impulses(v, g, pi, mat, tension, density, dt, dv)
-
-
-def surface_energies(x: np.ndarray, nbr: np.ndarray, count: np.ndarray, mat: np.ndarray, tension: np.ndarray,
-                     spacing: float, h: float) -> np.ndarray:
-    """(n,) surface energy of each particle's share of the free surface, J: γ a_i 2 s³ |g_i| / K.
-
-    The CSF force's own measure of the surface (module docstring, pass 4): a particle of a
-    flat face carries 2 s³ |g_i| / K = s² of it, so the sum is the free area, weighted by the
-    surface weight a_i so that the bulk's noise in g counts for nothing.
-
-    Parameters
-    ----------
-    x : (n,3) float64 positions, m. nbr, count : their neighbour rows (n,K) int32 and lengths (n,).
-    mat : (n,) uint8 material ids. tension : per-material γ/K, N/m (``liquid_units.csf_tension``).
-    spacing, h : particle spacing and interaction radius, m.
-    """
-    from . import liquid_units as units
-
-    n = len(x)
-    g, normal, weight = np.empty((n, 3)), np.empty((n, 3)), np.empty(n)
-    rho0, _ = units.rest_densities(spacing, h)
-    k = units.csf_lattice_constant(spacing, h)
-    lo, hi = (f * k / (2.0 * spacing) for f in units.SURFACE_WEIGHT_RAMP)
-    colour_gradient(x, nbr, count, h, 1.0 / rho0, lo, hi, g, normal, weight)
-    return 2.0 * spacing**3 * np.asarray(tension)[mat] * weight * np.sqrt(np.einsum("ij,ij->i", g, g))
