@@ -34,7 +34,7 @@ def record(frames: list[int]) -> dict[int, list]:
     """The arguments of the first relaxation pass of each frame in ``frames``, copied."""
     scene = _scene_variant(frames=max(frames))
     sim = Simulation(scene)
-    model = sim.models[0]
+    model = sim.models[0].term("relaxation_clavet2005")
     kernel = model.relaxation
     kept: dict[int, list] = {}
 

@@ -40,7 +40,8 @@ def _edge_model(ext):
     return type("EdgeNames", (base.MaterialModel,), {
         "name": "m" * names.MAX_MODEL_NAME_BYTES, "description": "a test model",
         "parameters": (length, Parameter("names", 3, "", 0, 10, description="a count"),
-                       Parameter("mode", "b_2", choices=("a", "b_2"), description="a choice")),
+                       Parameter("mode", "b_2", choices=("a", "b_2"), description="a choice"),
+                       Parameter("density", 1000.0, "kg/m^3", 1.0, 25000.0, description="mass per volume")),
         "presets": {"thick": {"names": 7}, "thin": {"mode": "a"}}})
 
 

@@ -42,7 +42,8 @@ def test_a_model_with_blender_safe_names_registers():
     """At the limits: a 47-byte model name (a 63-byte class name), a 63-byte parameter, a choice."""
     model = type("EdgeNames", (MaterialModel,), {
         "name": "m" * blender_names.MAX_MODEL_NAME_BYTES, "description": "a test model",
-        "parameters": (_float("p" * 63), _float("names"), Parameter("mode", "b", choices=("a", "b"))),
+        "parameters": (_float("p" * 63), _float("names"), _float("density"),
+                       Parameter("mode", "b", choices=("a", "b"))),
         "presets": {"thick": {}, "thin_2": {}}})
     try:
         assert solvers.register(model) is model

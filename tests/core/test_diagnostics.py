@@ -46,8 +46,9 @@ def test_front_of_an_empty_world_or_of_liquid_behind_the_origin_is_none():
 
 
 # -- kinetic energy --------------------------------------------------------------------------------
-def test_kinetic_energy_uses_each_materials_density_else_1000():
-    mats = [SimpleNamespace(params=SimpleNamespace(density=1420.0)), SimpleNamespace(params=SimpleNamespace())]
+def test_kinetic_energy_uses_the_density_each_material_s_model_declares():
+    mats = [SimpleNamespace(model="viscoelastic", params=SimpleNamespace(density=1420.0)),
+            SimpleNamespace(model="viscoelastic", params=SimpleNamespace(density=1000.0))]
     rho = material_densities(mats)
     assert rho.tolist() == [1420.0, 1000.0]
     mass = particle_masses(rho, np.array([0, 1, 1]), 0.1)

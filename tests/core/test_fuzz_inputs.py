@@ -275,7 +275,7 @@ _CACHE_FILES = ("manifest.json", "scene.json", "particles/particles_0002.ply", "
 
 
 def _replay(cache: Path) -> tuple[int, str, str]:
-    """What Blender's replay reads of a cache, through the core (``blender/replay.py``): the frames' PLY
+    """What Blender's replay reads of a cache, through the core (``blender/replay_frames.py``): the frames' PLY
     files and the stored scene. Its only refusals are ``PlyError`` and ``InputError`` (exit 2 here)."""
     from sph_addon.core.errors import InputError
     from sph_addon.core.jsonfile import read_json

@@ -148,9 +148,9 @@ def test_a_resting_pool_carries_the_hydrostatic_pressure():
     height at ρ g within 2 % (a straight fit over the cells below the top one), and is 0 above
     the surface: the weight that the relaxation's compression carried before the projection."""
     sim = _tank(frames=30)
-    model = sim.models[0]
+    projection = sim.models[0].term("pressure_projection_zhu2005").grid
     x = sim.state.x
-    pressure = 1000.0 * sim.state.arrays["grid_pressure"] / model.projection.last_dt
+    pressure = 1000.0 * sim.state.arrays["grid_pressure"] / projection.last_dt
     below = x[:, 2] < 0.3 - H
     centre = (np.floor(x[:, 2] / H) + 0.5) * H  # the pressure is the cell's: cells of h from z = 0
     slope = np.polyfit(centre[below], pressure[below], 1)[0]

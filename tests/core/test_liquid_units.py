@@ -13,6 +13,7 @@ import pytest
 from reference import naive
 
 from sph_addon.core import lattice as units
+from sph_addon.core.boundary import lattice_fill
 
 
 def _lattice(spacing: float, reach: float, z_min: int | None = None) -> np.ndarray:
@@ -69,7 +70,7 @@ def test_wall_terms_complete_the_bulk_density_next_to_a_floor(ratio, layer):
     i = int(np.flatnonzero(np.all(np.isclose(fluid, shift + [0.0, 0.0, layer * SPACING]), axis=1))[0])
     x = fluid[i:i + 1]
     rho, rho_near = naive.clavet_densities(fluid, h)
-    rho_w, rho_near_w, _, _ = units.wall_terms(x, FlatFloor(), SPACING, h)
+    rho_w, rho_near_w, _, _ = lattice_fill.wall_terms(x, FlatFloor(), SPACING, h)
     rho0, rho0_near = units.rest_densities(SPACING, h)
     if layer == 0 or ratio == 3.0:
         assert rho_w[0] > 0.04 * rho0  # the floor does stand in for missing fluid (5 % to 32 % of ρ0 here)
@@ -85,7 +86,7 @@ def test_wall_gradient_points_into_the_floor_and_vanishes_beyond_reach(ratio):
     h = ratio * SPACING
     z = np.linspace(0.25, ratio + 1.0, 61) * SPACING
     x = np.column_stack([np.full_like(z, 0.021), np.full_like(z, -0.004), z])
-    rho_w, rho_near_w, g, g_near = units.wall_terms(x, FlatFloor(), SPACING, h)
+    rho_w, rho_near_w, g, g_near = lattice_fill.wall_terms(x, FlatFloor(), SPACING, h)
     felt = rho_w > 0
     assert felt[0] and not felt[-1]
     for grad in (g, g_near):
@@ -108,7 +109,7 @@ def test_wall_linearisation_is_the_derivative_with_fixed_partners(ratio, z):
     relative, along z and along a slanted direction."""
     h = ratio * SPACING
     x_ref = np.array([[0.004, 0.011, z * SPACING]])
-    rho_w, rho_near_w, g, g_near = units.wall_terms(x_ref, FlatFloor(), SPACING, h)
+    rho_w, rho_near_w, g, g_near = lattice_fill.wall_terms(x_ref, FlatFloor(), SPACING, h)
     offsets = _lattice(SPACING, h)
     r = np.linalg.norm(offsets, axis=1)
     offsets = offsets[(r > 0.0) & (r < h)]  # the partners wall_terms sums over (strictly inside h, not self)
@@ -146,7 +147,7 @@ def test_near_error_ratio_converts_the_near_densitys_error_to_clavets(ratio):
     far0, near0 = units.rest_densities(s, h)
     compressed = s * (1 - 0.005) ** (1 / 3)
     # the compressed lattice's sums, over the offsets of the uncompressed one that can reach h
-    r = np.linalg.norm(units._offsets(s, 1.1 * h), axis=1) * compressed / s
+    r = np.linalg.norm(units.offsets(s, 1.1 * h), axis=1) * compressed / s
     a = np.clip(1 - r / h, 0, None)
     far_excess = np.sum(a**2) / far0 - 1
     near_excess = np.sum(a**3) / near0 - 1

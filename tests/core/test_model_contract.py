@@ -193,13 +193,16 @@ def test_momentum_is_conserved_across_schemes():
 
     solvers.register(FreeParticles)
     try:
-        sim = Simulation(parse_scene(scene_dict(
+        _momentum_across_schemes(Simulation(parse_scene(scene_dict(
             simulation={"gravity": [0, 0, 0], "substeps": 4}, colliders=[],
             materials=[{"name": "water", "preset": "honey"}, {"name": "free", "model": "free_particles"}],
             sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.3]},
-                     {"type": "box", "material": "free", "min": [0.3, 0, 0], "max": [0.5, 0.3, 0.3]}])))
+                     {"type": "box", "material": "free", "min": [0.3, 0, 0], "max": [0.5, 0.3, 0.3]}]))))
     finally:
         solvers.unregister(FreeParticles.name)
+
+
+def _momentum_across_schemes(sim) -> None:
     assert [type(s).__name__ for s, _, _ in sim.schemes] == ["PredictionRelaxation", "Leapfrog"]
     rng = np.random.default_rng(1)
     sim.state.v[:] = rng.normal(0.0, 0.3, sim.state.v.shape)

@@ -20,6 +20,7 @@ from sph_addon.core import lattice as units
 from sph_addon.core.neighbors import find_neighbors
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
+from sph_addon.core.terms import surface_tension_brackbill1992 as csf
 from sph_addon.core.terms.surface_tension_brackbill1992 import surface_tension_impulses
 
 R = 0.02  # m, drop radius
@@ -83,7 +84,7 @@ def test_drop_rings_at_rayleighs_frequency(drops, gamma):
     assert explained > 0.8
     x = run["sim"].state.x
     assert np.linalg.norm(x - x.mean(axis=0), axis=1).max() < 1.2 * R
-    limit = units.surface_tension_stable_dt(gamma, RHO, R / 6)
+    limit = csf.surface_tension_stable_dt(gamma, RHO, R / 6)
     assert 1.0 / FPS / run["substeps"] <= limit
 
 
@@ -114,7 +115,7 @@ def test_resting_drop_carries_the_laplace_pressure(drops):
     nbr, count = _rows(x, 2 * s)
     v = np.zeros_like(x)
     surface_tension_impulses(x, v, nbr, count, np.zeros(len(x), np.uint8),
-                             np.array([units.csf_tension(0.288, s, 2 * s)]), np.array([RHO]), s, 2 * s, 1.0)
+                             np.array([csf.csf_tension(0.288, s, 2 * s)]), np.array([RHO]), s, 2 * s, 1.0)
     force = v * RHO * s**3
     inward = -np.sum(force * x / np.linalg.norm(x, axis=1)[:, None])
     radius = s * (3 * len(x) / (4 * math.pi)) ** (1 / 3)
@@ -140,8 +141,8 @@ def _naive(x, mat, tension, density, dt):
     """The four passes of surface_tension_brackbill1992_kernels written out over all pairs (O(n²), no colliders)."""
     n = len(x)
     rho0, _ = units.rest_densities(S, H)
-    k = units.csf_lattice_constant(S, H)
-    lo, hi = (f * k / (2 * S) for f in units.SURFACE_WEIGHT_RAMP)
+    k = csf.csf_lattice_constant(S, H)
+    lo, hi = (f * k / (2 * S) for f in csf.SURFACE_WEIGHT_RAMP)
     d = x[None, :, :] - x[:, None, :]  # d[i, j] = x_j - x_i
     r = np.linalg.norm(d, axis=2)
     a = np.where((r > 0) & (r < H), 1 - r / H, 0.0)
@@ -159,8 +160,8 @@ def _naive(x, mat, tension, density, dt):
         den = np.sum(w * np.sum(t * t, axis=1))
         if den > 0:
             kap = np.clip(2 * np.sum(w * np.sum((normal[i] - normal[j]) * t, axis=1)) / den,
-                          -units.CURVATURE_CAP / S, units.CURVATURE_CAP / S)
-            kappa[i] = kap * min(1.0, den / H**2 / units.CURVATURE_SUPPORT)
+                          -csf.CURVATURE_CAP / S, csf.CURVATURE_CAP / S)
+            kappa[i] = kap * min(1.0, den / H**2 / csf.CURVATURE_SUPPORT)
     pi = np.zeros(n)
     for i in range(n):
         if tension[mat[i]] == 0:
@@ -169,7 +170,7 @@ def _naive(x, mat, tension, density, dt):
         w = weight[j] * a[i, j] ** 2
         den = weight[i] + np.sum(w)
         if den > 0:
-            pi[i] = tension[mat[i]] * (weight[i] * kappa[i] + np.sum(w * kappa[j])) / max(den, units.TENSION_SUPPORT)
+            pi[i] = tension[mat[i]] * (weight[i] * kappa[i] + np.sum(w * kappa[j])) / max(den, csf.TENSION_SUPPORT)
     rho = density[mat]
     dv = 2 * dt * (pi / rho)[:, None] * g
     has = tension[mat] > 0
@@ -182,7 +183,7 @@ def test_kernels_match_the_slow_reference():
     """Velocities to 1e-12 of the largest change (two materials, one without surface tension)."""
     x = _blob()
     mat = (np.arange(len(x)) % 3 == 0).astype(np.uint8)
-    tension = np.array([units.csf_tension(0.072, S, H), 0.0])
+    tension = np.array([csf.csf_tension(0.072, S, H), 0.0])
     density = np.array([1000.0, 1400.0])
     nbr, count = _rows(x, 1.5 * H)  # rows found at x hold every pair within h at x + Δt v
     v0 = np.random.default_rng(1).normal(0.0, 0.1, x.shape)
@@ -199,7 +200,7 @@ def test_work_arrays_left_full_of_other_values_give_the_same_impulses():
     x = _blob()
     n = len(x)
     mat = np.zeros(n, np.uint8)
-    tension, density = np.array([units.csf_tension(0.072, S, H)]), np.array([1000.0])
+    tension, density = np.array([csf.csf_tension(0.072, S, H)]), np.array([1000.0])
     nbr, count = _rows(x, 1.5 * H)
     v0 = np.random.default_rng(2).normal(0.0, 0.1, x.shape)
     fresh, kept = v0.copy(), v0.copy()
@@ -218,7 +219,7 @@ def test_momentum_is_conserved_and_zero_tension_gives_no_force():
     density = np.array([1000.0, 13500.0])
     nbr, count = _rows(x, H)
     v = np.zeros_like(x)
-    surface_tension_impulses(x, v, nbr, count, mat, np.array([units.csf_tension(0.49, S, H), 0.0]),
+    surface_tension_impulses(x, v, nbr, count, mat, np.array([csf.csf_tension(0.49, S, H), 0.0]),
                              density, S, H, 0.01)
     momentum = np.sum(density[mat][:, None] * v, axis=0)
     scale = np.sum(density[mat][:, None] * np.abs(v))
@@ -243,12 +244,13 @@ def test_a_free_drop_keeps_its_momentum_and_water_without_tension_has_no_limit()
     for _ in range(10):
         sim.advance_frame()
     assert np.abs(sim.state.v.sum(axis=0) - p0).max() <= 1e-6 * scale
-    model = sim.models[0]
-    assert model.tension_dt == pytest.approx(units.surface_tension_stable_dt(0.288, RHO, R / 5))
+    term = sim.models[0].term("surface_tension_brackbill1992")
+    assert term.tension_dt == pytest.approx(csf.surface_tension_stable_dt(0.288, RHO, R / 5))
 
     calm = Simulation(parse_scene(scene_dict(
         materials=[{"name": "water", "preset": "water", "params": {"surface_tension": 0.0}}])))
-    assert not np.any(calm.models[0].tension) and calm.models[0].tension_dt == math.inf
+    calm_term = calm.models[0].term("surface_tension_brackbill1992")
+    assert not np.any(calm_term.tension) and calm_term.tension_dt == math.inf
 
 
 def test_flat_face_has_no_curvature_and_the_lattice_constant_is_its_gradient():
@@ -260,15 +262,15 @@ def test_flat_face_has_no_curvature_and_the_lattice_constant_is_its_gradient():
     nbr, count = _rows(x, H)
     v = np.zeros_like(x)
     surface_tension_impulses(x, v, nbr, count, np.zeros(len(x), np.uint8),
-                             np.array([units.csf_tension(0.072, S, H)]), np.array([RHO]), S, H, 0.01)
+                             np.array([csf.csf_tension(0.072, S, H)]), np.array([RHO]), S, H, 0.01)
     inner = (x[:, 0] > 3.5 * S) & (x[:, 0] < 7.5 * S) & (x[:, 1] > 3.5 * S) & (x[:, 1] < 7.5 * S)
     top = inner & (x[:, 2] > 4.5 * S)
     v -= v[inner & (x[:, 2] > 1.5 * S) & (x[:, 2] < 3.5 * S)].mean(axis=0)  # the mean-force correction
     assert np.abs(v[top]).max() < 1e-12 * np.abs(v).max()
 
-    k = units.csf_lattice_constant(S, H)
+    k = csf.csf_lattice_constant(S, H)
     rho0 = units.rest_densities(S, H)[0]
-    offsets = units._offsets(S, H)
+    offsets = units.offsets(S, H)
     r = np.linalg.norm(offsets, axis=1)
     # the first layer of a (100) face: every neighbour below or beside it
     below = offsets[offsets[:, 2] <= 0]

@@ -115,7 +115,7 @@ def test_pool_density_error_is_within_the_target_at_every_depth(pool):
     2e-6), and the layer on the floor holds the lattice's 144 particles (the old code packed 31 %
     more there)."""
     x = pool.state.x
-    model = pool.models[0]
+    model = pool.models[0].term("relaxation_clavet2005")
     # Clavet's density's compression, as density_error states it: the near density's over its ratio.
     ratio = 1 + (model.rho_near / model.rho0_near[0] - 1) / model.near_ratio
     assert all(s.extra["density_error_mean"] <= 0.01 for s in pool.stats)
@@ -175,7 +175,7 @@ def test_a_substep_far_dearer_than_planned_has_the_rest_of_its_frame_planned_aga
         particle_spacing=0.025, fps=30, frame_end=10,
         sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.25]}],
         colliders=[{"type": "box_container", "size": [0.3, 0.3, 1.0], "position": [0.15, 0.15, 0.5]}])))
-    model = sim.models[0]
+    model = sim.models[0].term("relaxation_clavet2005")
     target = sim.frame + 2
     planned, steps = [], []
     choose, step = sim.substeps_for_frame, sim.step

@@ -209,12 +209,12 @@ class MaterialModel:
                 raise TypeError(f"{cls.__name__}: term {term.name} reads undeclared parameters {sorted(missing)}")
             merged.update(term.arrays)
         cls.arrays = merged
-        if cls.density not in names:
-            raise TypeError(f"{cls.__name__}: its density parameter {cls.density!r} is not declared")
         for preset, values in cls.presets.items():
             unknown = set(values) - names
             if unknown:
                 raise TypeError(f"{cls.__name__}: preset {preset!r} sets undeclared {sorted(unknown)}")
+        if cls.density not in names:
+            raise TypeError(f"{cls.__name__}: its density parameter {cls.density!r} is not declared")
 
     def __init__(self, setup: ModelSetup):
         self.setup = setup
