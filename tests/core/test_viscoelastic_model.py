@@ -333,7 +333,7 @@ def test_springs_limit_the_substep_by_their_fastest_particle():
     """Materials with springs travel at most SPRING_CFL spacings per substep (impacts: a jelly cube
     landing at 6 substeps per frame ended 6 % flatter than at 10 or 14); resting, SPRING_MAX_DT holds;
     a fast liquid beside them does not count."""
-    from sph_addon.core.solvers.viscoelastic_clavet2005 import SPRING_CFL, SPRING_MAX_DT
+    from sph_addon.core.terms.springs_clavet2005 import SPRING_CFL, SPRING_MAX_DT
 
     sim = _sim(particle_spacing=0.01, colliders=[],
                materials=[{"name": "jelly", "preset": "jelly"}, {"name": "water", "preset": "water"}],

@@ -35,7 +35,7 @@ K_s the springs' stiffness (:func:`spring_terms`: axial κ = k_spring (1 - L/h)
 along r̂ r̂ᵀ, and the geometric term κ (1 - L/r)(I - r̂ r̂ᵀ) of stretched springs
 only, so K_s is positive semi-definite and A stays SPD; the compressed springs'
 negative geometric term stays explicit, Choi & Ko 2002). θ = 1 is
-backward Euler; the model chooses (``viscoelastic_clavet2005.SPRING_THETA``).
+backward Euler; the springs term chooses (``springs_clavet2005.THETA``).
 The springs come from the particles' spring rows (partners by id), not from the
 neighbour list: a stretched spring may be longer than h.
 
