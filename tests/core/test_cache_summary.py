@@ -7,6 +7,7 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core import bake as core_bake
+from sph_addon.core import preflight
 from sph_addon.core.cache import CacheDir, CacheSummary
 from sph_addon.core.durations import eta_seconds, format_duration
 from sph_addon.core.errors import InputError
@@ -102,13 +103,13 @@ def test_eta_seconds():
 @pytest.fixture
 def count_parses(monkeypatch):
     calls = []
-    real = core_bake.parse_scene
+    real = preflight.parse_scene  # the bake reads a scene through preflight.check_bake
 
     def counting(data, base_dir):
         calls.append((data.get("frame_start"), data.get("frame_end")))
         return real(data, base_dir)
 
-    monkeypatch.setattr(core_bake, "parse_scene", counting)
+    monkeypatch.setattr(preflight, "parse_scene", counting)
     return calls
 
 
