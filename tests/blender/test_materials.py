@@ -340,9 +340,9 @@ def test_enums_from_declarations_store_the_stable_number_of_their_identifier(ext
     enums = _enums(bpy.types.Object.bl_rna.properties["sph"].fixed_type)
     fixed = {"role", "collider.motion"}  # lists of the Blender layer itself, stored by position
     declared = {"material.model", "material.viscoelastic.preset", "material.viscoelastic.springs",
-                "collider.mode", "inflow.shape", "domain.surface.field"}
+                "material.viscoelastic.pressure_projection", "collider.mode", "inflow.shape", "domain.surface.field"}
     assert declared <= set(enums) - fixed and set(enums) - fixed - declared <= {
-        f"material.{name}.{k}" for name in props.SOLVERS for k in ("preset", "springs")}
+        f"material.{name}.{k}" for name in props.SOLVERS for k in ("preset", "springs", "pressure_projection")}
     for path in set(enums) - fixed:
         items = enums[path].enum_items
         assert [i.value for i in items] == [props.stable_number(i.identifier) for i in items], path
