@@ -40,7 +40,7 @@ import numpy as np
 
 from ..params import Parameter, make_params_class
 from ..state import ArrayAccess
-from ..terms.base import POSITION, VELOCITY, ArraySpec, Term, Workspace
+from ..terms.base import POSITION, VELOCITY, ArraySpec, Term, Workspace, per_material
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,4 @@ class MaterialModel:
     # -- helpers for subclasses ---------------------------------------------------------------
     def per_material(self, attr: str, dtype=np.float64, convert=float) -> np.ndarray:
         """(n_materials,) array of parameter ``attr`` of the owned materials, zero elsewhere."""
-        out = np.zeros(self.setup.n_materials, dtype)
-        for m, p in self.setup.materials.items():
-            out[m] = convert(getattr(p, attr))
-        return out
+        return per_material(self.setup, attr, dtype, convert)

@@ -54,6 +54,14 @@ class ArraySpec:
     description: str = ""
 
 
+def per_material(setup, attr: str, dtype=np.float64, convert=float, fill=0) -> np.ndarray:
+    """(n_materials,) array of parameter ``attr`` of the materials ``setup`` owns, ``fill`` elsewhere."""
+    out = np.full(setup.n_materials, fill, dtype)
+    for m, p in setup.materials.items():
+        out[m] = convert(getattr(p, attr))
+    return out
+
+
 class Workspace:
     """Scratch arrays of the current particle count, lent for the length of one call.
 
@@ -110,12 +118,9 @@ class Term:
         self.owned = owned
 
     # -- helpers ----------------------------------------------------------------------------------
-    def per_material(self, attr: str, dtype=np.float64, convert=float) -> np.ndarray:
-        """(n_materials,) array of parameter ``attr`` of the owned materials, zero elsewhere."""
-        out = np.zeros(self.setup.n_materials, dtype)
-        for m, p in self.setup.materials.items():
-            out[m] = convert(getattr(p, attr))
-        return out
+    def per_material(self, attr: str, dtype=np.float64, convert=float, fill=0) -> np.ndarray:
+        """:func:`per_material` of this term's setup."""
+        return per_material(self.setup, attr, dtype, convert, fill)
 
     # -- lifecycle --------------------------------------------------------------------------------
     def link(self, terms: list[Term]) -> None:

@@ -84,11 +84,8 @@ class SurfaceTensionBrackbill1992(Term):
         super().__init__(setup)
         s, h = setup.spacing, setup.h
         # Per-material γ/K (N/m), which turns the curvature into a tension, and ρ (kg/m³).
-        self.tension = np.zeros(setup.n_materials)
-        self.density = np.ones(setup.n_materials)
-        for m, p in setup.materials.items():
-            self.tension[m] = csf_tension(p.surface_tension, s, h)
-            self.density[m] = p.density
+        self.tension = self.per_material("surface_tension", convert=lambda g: csf_tension(g, s, h))
+        self.density = self.per_material("density", fill=1.0)
         self.tension_dt = min((surface_tension_stable_dt(p.surface_tension, p.density, s)
                                for p in setup.materials.values()), default=math.inf)
 

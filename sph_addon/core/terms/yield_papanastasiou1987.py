@@ -47,11 +47,8 @@ class YieldPapanastasiou1987(ViscosityModifier):
 
     def __init__(self, setup):
         super().__init__(setup)
-        density = np.ones(setup.n_materials)
-        for m, p in setup.materials.items():
-            density[m] = p.density
-        # τ_y / ρ per material, m²/s².
-        self.yield_nu = self.per_material("yield_stress") / density
+        # τ_y / ρ per material, m²/s² (ρ = 1 for other models' materials, whose τ_y is 0).
+        self.yield_nu = self.per_material("yield_stress") / self.per_material("density", fill=1.0)
         self.gradient_k = gradient_lattice_constant(setup.spacing, setup.h)
 
     @property
