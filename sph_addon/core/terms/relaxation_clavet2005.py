@@ -111,11 +111,9 @@ class RelaxationClavet2005(Term):
         self.near_ratio = near_error_ratio(s, h)
         self.target = self.per_material("density_error")
         # Every material's density (any model's): pairs of different masses share their displacements by
-        # mass, and particles that do not relax (other models') mirror the pressure; with one density and
-        # every material relaxing the kernel gets none and keeps the plain whole shares.
+        # mass; with one density the kernel gets none and keeps the plain whole shares.
         mass = np.asarray(setup.densities, np.float64)
-        plain = len(np.unique(mass)) <= 1 and bool(self.owned.all())
-        self.mass = np.zeros(0) if plain else mass
+        self.mass = mass if len(np.unique(mass)) > 1 else np.zeros(0)
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0

@@ -102,8 +102,7 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
         none: the liquid behind them is the mirror image of the liquid in front (``wall_mirror``).
     mass : per-material particle mass (any unit), empty when all materials relax and have one density.
         With masses a pair's displacement is shared by mass: i moves by 2 m_j / (m_i + m_j) of -D_ij and
-        j by 2 m_i / (m_i + m_j) of D_ij (twice that for a j that does not relax: it mirrors i's pressure),
-        so the pair's momentum is kept and a light body is pushed further than the liquid it displaces
+        j by 2 m_i / (m_i + m_j) of D_ij, so the pair's momentum is kept and a light body is pushed further than the liquid it displaces
         (buoyancy); without, each takes its whole share.
     backward : visit the colours, and each supercell's particles, in reverse order (symmetric
         Gauss-Seidel when passes alternate: a one-way sweep drifts a resting drop along the
@@ -186,7 +185,7 @@ def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colou
     if mi:
         mx, my, mz = push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, mi, iu, ij)
     if mass.shape[0]:
-        sx, sy, sz = _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, gain)
+        sx, sy, sz = _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass)
     else:
         sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap)
     wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
@@ -258,10 +257,10 @@ def _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap):
 
 
 @njit(**config.NJIT_INLINE)
-def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, gain):
-    """:func:`_push_neighbours` with each pair's displacement shared by mass; a neighbour that does not relax
-    (another model's particle: a solid) takes i's pressure as its own (mirrored, as Akinci et al. 2012 do
-    for boundary particles), so the pair moves apart as two liquid particles at that pressure would."""
+def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass):
+    """:func:`_push_neighbours` with each pair's displacement shared by mass. (Mirroring i's pressure onto
+    a neighbour that does not relax, as Akinci et al. 2012 do for boundary particles, doubled these pushes:
+    a rubber cube of 500 kg/m³ rose by 8 mm but set the water around it moving at 1-1.6 m/s.)"""
     sx = 0.0
     sy = 0.0
     sz = 0.0
@@ -273,7 +272,7 @@ def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass
         j = nbr[i, kk]
         mj = mass[mat[j]]
         mag = min((p + pn * a) * a, cap)
-        inv = (2.0 if gain[mat[j]] > 0.0 else 4.0) / (mi + mj)
+        inv = 2.0 / (mi + mj)
         fj = mag * mi * inv
         fi = mag * mj * inv
         x[j, 0] += fj * ux[kk]
