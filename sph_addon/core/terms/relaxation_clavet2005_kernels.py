@@ -100,10 +100,10 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
     planes : (P,4) float64, flat walls n·x = c (n the unit normal into the liquid), m;
     plane_of : (n,3) int64, the planes (rows of ``planes``) within reach of each particle, -1 for
         none: the liquid behind them is the mirror image of the liquid in front (``wall_mirror``).
-    mass : per-material particle mass (any unit), empty when all materials relax and have one density.
-        With masses a pair's displacement is shared by mass: i moves by 2 m_j / (m_i + m_j) of -D_ij and
-        j by 2 m_i / (m_i + m_j) of D_ij, so the pair's momentum is kept and a light body is pushed further than the liquid it displaces
-        (buoyancy); without, each takes its whole share.
+    mass : per-material particle mass (any unit), empty when all materials have one density. With
+        masses a pair's displacement is shared by mass: i moves by 2 m_j / (m_i + m_j) of -D_ij and j by
+        2 m_i / (m_i + m_j) of D_ij, so the pair's momentum is kept and a light body is pushed further than
+        the liquid it displaces (buoyancy); without, each takes its whole share.
     backward : visit the colours, and each supercell's particles, in reverse order (symmetric
         Gauss-Seidel when passes alternate: a one-way sweep drifts a resting drop along the
         sweep, measured as a steady elongation of a zero-gravity drop under surface tension).
