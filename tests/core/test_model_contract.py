@@ -187,7 +187,8 @@ def test_momentum_is_conserved_across_schemes():
     """Water (prediction-relaxation) interleaved with force-free leapfrog particles, no gravity, no
     colliders: relaxation displacements and viscosity impulses that reach the other scheme's
     particles become equal and opposite velocity changes (integrators.py), so the total momentum
-    is unchanged to round-off (1e-9 relative) while both kinds of particles are pushed."""
+    is unchanged to round-off (1e-9 relative) while both kinds of particles are pushed. Both materials
+    have one density: the implicit viscosity exchanges momentum as between equal masses."""
     from sph_addon.core.scene import parse_scene
     from sph_addon.core.simulation import Simulation
 
@@ -195,7 +196,8 @@ def test_momentum_is_conserved_across_schemes():
     try:
         _momentum_across_schemes(Simulation(parse_scene(scene_dict(
             simulation={"gravity": [0, 0, 0], "substeps": 4}, colliders=[],
-            materials=[{"name": "water", "preset": "honey"}, {"name": "free", "model": "free_particles"}],
+            materials=[{"name": "water", "preset": "honey", "params": {"density": 1000.0}},
+                       {"name": "free", "model": "free_particles"}],
             sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.3]},
                      {"type": "box", "material": "free", "min": [0.3, 0, 0], "max": [0.5, 0.3, 0.3]}]))))
     finally:
