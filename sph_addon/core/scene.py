@@ -175,6 +175,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     sources = _list(data, "sources", lambda item, where: _source(item, where, names, base_dir))
     if not sources:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
+    _check_bound_meshes(sources, materials)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
     outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
@@ -271,6 +272,17 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
         p["keyframes"] = parse_inflow_keys(item.get("keyframes", []), p, where)
     check_source_files(kind, p, base_dir, where)
     return kind, p
+
+
+def _check_bound_meshes(sources: list[tuple[str, dict]], materials: list[Material]) -> None:
+    """A mesh is carried by its particles' rotations (``bound_mesh``): only the elastic model keeps them."""
+    models = {m.name: m.model for m in materials}
+    for k, (kind, p) in enumerate(sources):
+        if kind == "mesh" and p["bind_mesh"] and models[p["material"]] != "elastic":
+            raise InputError(f"sources[{k}].bind_mesh",
+                             f"only a soft solid carries its mesh, but material {p['material']!r} has model "
+                             f"{models[p['material']]!r}; give the source a material with model \"elastic\" "
+                             "(e.g. preset \"jelly\"), or set bind_mesh to false")
 
 
 def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:
