@@ -100,6 +100,17 @@ class Walls:
             np.minimum(best, self._distance_to(c, rot, pos, points), out=best)
         return best
 
+    def normals(self, points: np.ndarray, step: float) -> np.ndarray:
+        """(k,3) unit normal of the nearest collider surface at each point (out of the colliders): the
+        distance's gradient by central differences of ``step`` m."""
+        grad = np.empty((len(points), 3))
+        for axis in range(3):
+            shift = np.zeros(3)
+            shift[axis] = step
+            grad[:, axis] = self.distance(points + shift) - self.distance(points - shift)
+        norm = np.linalg.norm(grad, axis=1)
+        return grad / np.where(norm > 0.0, norm, 1.0)[:, None]
+
     def _buffer(self, name: str, rows: int, cols: int) -> np.ndarray:
         """A (rows, cols) float64 view of the scratch buffer ``name``, grown (by a quarter more) when short."""
         buf = self.scratch.get(name)

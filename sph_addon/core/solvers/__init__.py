@@ -9,16 +9,18 @@ The order of this dict is the order of the stages: in every substep the
 models' velocity stages, then their position stages, run in registry order,
 whatever order the scene lists its materials in. Adding a model = a new module
 + one line here + its tests (docs/adding_a_model.md); the ``sph`` model after
-Desbrun-Cani 1996 and the ``elastic`` model after Becker 2009 plug in here.
+Desbrun-Cani 1996 plugs in here.
 """
 
 from __future__ import annotations
 
 from .base import MaterialModel
+from .elastic_becker2009 import ElasticModel
 from .viscoelastic_clavet2005 import ViscoelasticModel
 
 SOLVERS: dict[str, type[MaterialModel]] = {
     ViscoelasticModel.name: ViscoelasticModel,
+    ElasticModel.name: ElasticModel,
 }
 
 

@@ -61,16 +61,6 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     "plasticine": dict(density=1600.0, kinematic_viscosity=0.01, stiff_viscosity=0.3,
                        springs="mould", youngs_modulus=40000.0, plasticity=8.0, yield_ratio=0.02,
                        pressure_projection="none"),
-    # A moulded elastic solid that springs back: springs made once, no plasticity; gelatin is mostly water.
-    "jelly": dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
-                  springs="mould", youngs_modulus=10000.0, plasticity=0.0, yield_ratio=0.1,
-                  pressure_projection="none"),
-    # Soft rubber (natural or silicone): E 1-5 MPa, ρ 1100-1200 kg/m³, bounces back whole; springs made
-    # once, no plasticity. Possible since the springs are implicit (the explicit ones needed ~140 substeps
-    # per frame at E = 1 MPa and 2 cm); a small viscosity stands for its internal damping.
-    "rubber": dict(density=1100.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3,
-                   springs="mould", youngs_modulus=1e6, plasticity=0.0, yield_ratio=0.1,
-                   pressure_projection="none"),
     # Bread dough, viscoelastic-plastic: storage modulus ~1-10 kPa, flows over minutes (apparent
     # viscosity 1e3-1e5 Pa s), ρ ≈ 1200 kg/m³ (Dobraszczyk & Morgenstern 2003, "Rheology and the
     # breadmaking process", J. Cereal Sci.). Mould springs softer than plasticine's that yield at a larger
@@ -79,4 +69,27 @@ VISCOELASTIC_PRESETS: dict[str, dict] = {
     "dough": dict(density=1200.0, surface_tension=0.05, kinematic_viscosity=1.0, stiff_viscosity=0.3,
                   springs="mould", youngs_modulus=3000.0, plasticity=2.0, yield_ratio=0.05,
                   pressure_projection="none"),
+}
+
+
+# Soft solids of the ``elastic`` model (Becker 2009). Gels and rubbers are nearly incompressible (ν 0.45-0.5);
+# 0.45 keeps λ = 7 μ, which the implicit solve converges on in tens of iterations (ν → 0.5 makes λ unbounded).
+ELASTIC_PRESETS: dict[str, dict] = {
+    # Gelatin dessert: E 5-20 kPa for 2-8 % gelatin (Czerner, Fellay, Suárez, Frontini & Fasce 2015,
+    # "Determination of elastic modulus of gelatin gels by indentation experiments", Procedia Mater. Sci. 8),
+    # ρ 1050 kg/m³ (mostly water). A wobble that dies out in a few periods.
+    "jelly": dict(density=1050.0, youngs_modulus=1e4, poisson_ratio=0.45, damping_time=0.01),
+    # Gummy candy (gelatin, sugar, glucose syrup): firmer than a dessert gel (more gelatin, less water);
+    # E = 0.2 MPa is our estimate between gelatin gels and soft silicone, ρ ~1300 kg/m³ (sugar-rich).
+    "gummy": dict(density=1300.0, youngs_modulus=2e5, poisson_ratio=0.45, damping_time=0.005),
+    # Soft platinum silicone (Smooth-On Ecoflex 00-30): 100 % modulus 69 kPa (10 psi) and specific gravity
+    # 1.07 (Smooth-On technical bulletin); E ~0.1 MPa at small strain.
+    "silicone": dict(density=1070.0, youngs_modulus=1e5, poisson_ratio=0.45, damping_time=0.005),
+    # Soft rubber (natural or synthetic): E 1-5 MPa, ρ 1100-1200 kg/m³ (Gent, "Engineering with Rubber",
+    # 3rd ed., 2012, ch. 1); bounces back whole.
+    "rubber": dict(density=1100.0, youngs_modulus=1e6, poisson_ratio=0.45, damping_time=0.002),
+    # Soft tissue (relaxed muscle, fat): E 1-100 kPa, ~30 kPa typical of muscle at rest, ρ 1060 kg/m³
+    # (McKee, Last, Russell & Murphy 2011, "Indentation versus tensile measurements of Young's modulus for
+    # soft biological tissues", Tissue Eng. B 17(3)); heavily damped.
+    "flesh": dict(density=1060.0, youngs_modulus=3e4, poisson_ratio=0.45, damping_time=0.03),
 }

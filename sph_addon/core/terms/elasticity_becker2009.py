@@ -1,0 +1,272 @@
+"""Corotated SPH elasticity (Becker, Ihmsen & Teschner 2009, "Corotated SPH for deformable solids",
+Eurographics NPH), solved implicitly: soft and stiff solids with the fluid's substeps.
+
+What. Each particle keeps the neighbourhood it had at its first substep (its rest partners and rest
+position: eq. 5's fixed neighbourhoods, one body per source), its rotation R_i (eq. 12-13, from F_i's
+polar decomposition: see the kernels' docstring for why), the deformation gradient F_i with the
+kernel-gradient correction (eq. 14-15), a linear (corotated) or Green strain and the stress from
+Young's modulus E and Poisson's ratio ν; the forces are the exact gradient of the elastic energy
+(eq. 16's pair forces without hand symmetrisation: linear and angular momentum are conserved), plus
+a zero-energy-mode (hourglass) energy (``elasticity_becker2009_kernels``).
+
+How it is integrated. The paper integrates explicitly, which needs Δt < ~0.4 s / c (c = √(E/ρ)): 70
+substeps a frame for rubber (1 MPa) at 2 cm. Here the velocity stage solves backward Euler on the
+elastic forces linearised about the substep's start with the rotations held (Peer et al. 2018's
+matrix-free approach; the "warped stiffness" of Müller & Gross 2004),
+
+    (M + Δt (Δt + τ) H) Δv = Δt f(x) - Δt (Δt + τ) H v,
+
+H the energy's Hessian, τ the material's ``damping_time`` (Kelvin-Voigt: a viscous stress τ E ε̇, i.e.
+damping proportional to stiffness, which leaves rigid motion alone), by conjugate gradients
+preconditioned with the 3x3 diagonal blocks of the matrix, warm-started from the last substep's Δv
+(``elastic_dv``, a particle array, so a resumed bake continues exactly). Backward Euler damps
+vibrations whose period is short against the substep (ω Δt ≳ 1) on its own; the slowest modes of a
+body, which the eye sees, keep their period (the cantilever test: within 10 % of Euler-Bernoulli).
+
+One world. Particles of other models are not in the solve: a liquid's relaxation pushes the solid's
+particles as it pushes its own (mass-weighted, ``relaxation_clavet2005``), so a solid floats or sinks by
+its density; colliders act through the contacts with their friction; solids touch each other
+through ``contact_macklin2014``.
+
+Acts on every material of the ``elastic`` model; reads ``density``, ``youngs_modulus``,
+``poisson_ratio``, ``damping_time`` and ``strain``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import VELOCITY, ArraySpec, Term
+
+# Relative residual |b - A Δv| / |b| at which the solve stops, and its cap.
+TOLERANCE = 1e-6
+MAX_ITERATIONS = 400
+# Zero-energy-mode control: the hourglass energy's stiffness as a share of the shear stiffness 2μ.
+HOURGLASS = 0.1
+# At most this many spacings of travel a substep for the fastest solid particle: contacts are resolved
+# after the solve, so a longer substep pushes an impacting layer into the next before the solid sees it.
+SOLID_CFL = 0.5
+# A solid particle closer than this many spacings to a static collider's surface (beyond its radius) and
+# moving into it is held by the solve (``_held``).
+CONTACT_REACH = 0.1
+
+
+def lame(youngs_modulus: float, poisson_ratio: float) -> tuple[float, float]:
+    """Lamé's μ and λ (Pa) from Young's modulus E (Pa) and Poisson's ratio ν."""
+    e, nu = youngs_modulus, poisson_ratio
+    return e / (2.0 * (1.0 + nu)), e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
+
+
+class ElasticityBecker2009(Term):
+    """Rest state at a particle's first substep, then the implicit corotated elastic solve (velocity stage)."""
+
+    name = "elasticity_becker2009"
+    citation = ("M. Becker, M. Ihmsen, M. Teschner, Corotated SPH for deformable solids, Eurographics Workshop on "
+                "Natural Phenomena 2009")
+    stage = VELOCITY
+    parameters = ("density", "youngs_modulus", "poisson_ratio", "damping_time", "strain")
+    arrays = {
+        "rest_partner": ArraySpec((24,), np.int64, -1, "ids of the particle's rest neighbours, -1 for a free slot"),
+        "rest_position": ArraySpec((3,), np.float64, 0, "position at the particle's first substep (rest), m"),
+        "rotation": ArraySpec((9,), np.float64, 0, "rotation R from the rest neighbourhood to the current one, "
+                                                  "row-major"),
+        "elastic_bonded": ArraySpec((), np.uint8, 0, "1 once the particle has its rest state"),
+        "elastic_dv": ArraySpec((3,), np.float64, 0, "the elastic solve's last velocity change (warm start), m/s"),
+    }
+
+    def __init__(self, setup):
+        super().__init__(setup)
+        n = setup.n_materials
+        self.mu = np.zeros(n)
+        self.lam = np.zeros(n)
+        for m, p in setup.materials.items():
+            self.mu[m], self.lam[m] = lame(p.youngs_modulus, p.poisson_ratio)
+        self.tau = self.per_material("damping_time")
+        self.green = self.per_material("strain", np.uint8, lambda s: 1 if s == "green" else 0)
+        self.solid = self.owned.astype(np.uint8)
+        self.vol = setup.spacing ** 3
+        self.mass = self.per_material("density") * self.vol
+        self.hourglass = HOURGLASS * 2.0 * self.mu * self.vol
+        self.last_iterations = 0.0  # the last frame's mean, for the substep policy's cost
+        self._reset_stats()
+
+    def _reset_stats(self) -> None:
+        self.stats = {"solves": 0, "iterations": 0, "most_iterations": 0, "worst_residual": 0.0}
+
+    def active_arrays(self):
+        return self.arrays if self.owned.any() else {}
+
+    def max_dt(self, world) -> float:
+        """``SOLID_CFL`` spacings of travel for the fastest solid particle; the stiffness sets no limit."""
+        v = world.v[self.owned[world.material]]
+        fastest = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if len(v) else 0.0
+        return SOLID_CFL * self.setup.spacing / fastest if fastest > 0.0 else math.inf
+
+    def work_per_substep(self, dt: float) -> float:
+        """About one neighbour pass per iteration of the last solve, a tenth of the fixed work each."""
+        return 0.1 * (3.0 + self.last_iterations)
+
+    # -- the rest state -------------------------------------------------------------------------
+    def bond(self, ctx) -> None:
+        """Give particles without a rest state their rest partners, position and rotation (identity)."""
+        a = ctx.arrays
+        new = (a["elastic_bonded"] == 0) & self.owned[ctx.material]
+        if not new.any():
+            return
+        from .elasticity_becker2009_kernels import bond
+
+        used = np.zeros(ctx.n, np.int64)
+        while True:
+            bond(ctx.x, ctx.ids, ctx.material, a["source"], a["elastic_bonded"], self.solid, ctx.nbr, ctx.count,
+                 ctx.h, a["rest_partner"], used)
+            need = int(used.max())
+            if need <= a["rest_partner"].shape[1]:
+                break
+            ctx.resize("rest_partner", need + 4)
+        a["rest_position"][new] = ctx.x[new]
+        a["rotation"][new] = np.eye(3).ravel()
+        a["elastic_dv"][new] = 0.0
+        a["elastic_bonded"][new] = 1
+
+    # -- the solve --------------------------------------------------------------------------------
+    def apply(self, ctx) -> None:
+        self.bond(ctx)
+        a = ctx.arrays
+        rows = (a["elastic_bonded"] == 1) & (a["rest_partner"][:, 0] >= 0) & self.owned[ctx.material]
+        if not rows.any():
+            return
+        from . import elasticity_becker2009_kernels as k
+
+        dt = ctx.dt
+        c = dt * (dt + self.tau)
+        unit = np.ones_like(c)
+        mat, partner, rest, rot = ctx.material, a["rest_partner"], a["rest_position"], a["rotation"]
+        idx = ctx.index_of_id()
+        args = (rest, partner, idx, mat, self.solid)
+        with ctx.workspace.borrow((9,), (), (9,), (9,), (9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (
+                corr, wsum, f, p, q, df, dp, dq, blocks, force, tmp):
+            k.deformation(ctx.x, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, False, rot, corr, wsum,
+                          f, f, p, q)
+            lin = (self.hourglass, ctx.h, self.vol)
+
+            def operator(w, out):
+                """out = (M + c H) w on the solid rows."""
+                k.deformation(w, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, True, rot, corr, wsum,
+                              f, df, dp, dq)
+                k.forces(w, *args, *lin, c, corr, wsum, df, dp, dq, out)
+                out[rows] = self.mass[mat[rows], None] * w[rows] - out[rows]
+                out[~rows] = 0.0
+
+            k.forces(ctx.x, *args, *lin, unit, corr, wsum, f, p, q, force)
+            b = np.zeros((ctx.n, 3))
+            b[rows] = dt * force[rows]
+            k.deformation(ctx.v, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, True, rot, corr, wsum,
+                          f, df, dp, dq)
+            k.forces(ctx.v, *args, *lin, c, corr, wsum, df, dp, dq, tmp)
+            b[rows] += tmp[rows]
+            k.preconditioner(*args, self.mu, self.lam, self.hourglass, ctx.h, self.vol, self.mass, c, corr, wsum,
+                             rot, blocks)
+            dv = np.where(rows[:, None], a["elastic_dv"], 0.0)
+            # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
+            # has b ~ 0, and a relative test chased rounding).
+            self._floor = float(np.sqrt(np.sum(self.mass[mat[rows]] ** 2))) * max(self.setup.gravity, 1.0) * dt
+            self._v = ctx.v
+            held = self._held(ctx, rows)
+            iterations, residual = self._cg(operator, b, dv, blocks, mat, partner, tmp, held)
+        ctx.v[rows] += dv[rows]
+        a["elastic_dv"][rows] = dv[rows]
+        st = self.stats
+        st["solves"] += 1
+        st["iterations"] += iterations
+        st["most_iterations"] = max(st["most_iterations"], iterations)
+        st["worst_residual"] = max(st["worst_residual"], residual)
+
+    def _held(self, ctx, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The solid particles touching a static collider and moving into it: (their indices, the
+        surface normals, the normal velocity each must end the substep with: the gap closed, -gap/Δt).
+
+        The solve holds them there (Baraff & Witkin 1998's filtered conjugate gradients), so the body's
+        elastic response sees its support within the substep: with the contact left to the collisions
+        after the solve, a body resting on the floor sank g Δt² a substep into it, and at two substeps a
+        frame its layers fell through each other."""
+        walls = ctx.walls.static() if ctx.walls is not None else None
+        if walls is None:
+            return None
+        idx = np.flatnonzero(rows)
+        radius = 0.5 * ctx.spacing
+        gap = walls.distance(ctx.x[idx]) - radius
+        near = gap < CONTACT_REACH * ctx.spacing
+        if not near.any():
+            return None
+        idx, gap = idx[near], gap[near]
+        normal = walls.normals(ctx.x[idx], 0.25 * ctx.spacing)
+        vn = np.einsum("ij,ij->i", ctx.v[idx], normal)
+        target = -np.maximum(gap, 0.0) / ctx.dt
+        into = vn < target
+        if not into.any():
+            return None
+        return idx[into], normal[into], target[into]
+
+    def _cg(self, operator, b, x, blocks, mat, partner, scratch, held) -> tuple[int, float]:
+        """Preconditioned conjugate gradients on ``operator`` x = b from the given x (mutated), with the
+        normal velocity of the ``held`` particles prescribed (Baraff & Witkin 1998, section 5.3: the
+        residual and the search directions filtered); the iterations taken and the relative residual."""
+        from .elasticity_becker2009_kernels import apply_blocks
+
+        if held is not None:
+            hi, hn, target = held
+            v_now = np.einsum("ij,ij->i", self._v[hi], hn)
+
+            def filtered(w):
+                w[hi] -= np.einsum("ij,ij->i", w[hi], hn)[:, None] * hn
+                return w
+
+            filtered(x)
+            x[hi] += (target - v_now)[:, None] * hn
+        else:
+            def filtered(w):
+                return w
+        ap = scratch
+        operator(x, ap)
+        r = filtered(b - ap)
+        b_norm = max(math.sqrt(float(np.vdot(b, b))), self._floor)
+        z = np.empty_like(r)
+        apply_blocks(blocks, r, mat, self.solid, partner, z)
+        pdir = filtered(z.copy())
+        rz = float(np.vdot(r, pdir))
+        res = math.sqrt(float(np.vdot(r, r))) / b_norm
+        it = 0
+        while res > TOLERANCE and it < MAX_ITERATIONS:
+            operator(pdir, ap)
+            filtered(ap)
+            alpha = rz / float(np.vdot(pdir, ap))
+            x += alpha * pdir
+            r -= alpha * ap
+            res = math.sqrt(float(np.vdot(r, r))) / b_norm
+            it += 1
+            apply_blocks(blocks, r, mat, self.solid, partner, z)
+            rz_new = float(np.vdot(r, z))
+            pdir *= rz_new / rz
+            pdir += z
+            filtered(pdir)
+            rz = rz_new
+        return it, res
+
+    def frame_stats(self, world) -> dict[str, int | float]:
+        """The solves' iterations (mean and most) and worst relative residual over the frame."""
+        st = self.stats
+        out = {"elastic_iterations": round(st["iterations"] / max(st["solves"], 1), 2),
+               "elastic_most_iterations": st["most_iterations"],
+               "elastic_residual": float(f"{st['worst_residual']:.3g}")}
+        if st["solves"]:
+            self.last_iterations = out["elastic_iterations"]
+        self._reset_stats()
+        return out
+
+    def failure(self, stats: dict) -> str | None:
+        if stats.get("elastic_residual", 0.0) > 1e-2:
+            return ("the elastic solve did not converge (relative residual {:.3g}): lower Young's modulus or raise "
+                    "the substeps".format(stats["elastic_residual"]))
+        return None
