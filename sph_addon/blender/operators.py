@@ -294,9 +294,12 @@ class SPH_OT_export_alembic(bpy.types.Operator):
     surface: BoolProperty(name="Surface", default=True, description="Write the meshed surface")
     particles: BoolProperty(name="Particles", default=False,
                             description="Write the particles too, as the vertices of a mesh with their velocity")
+    solids: BoolProperty(name="Solids", default=True,
+                         description="Write the Solid objects the bake deformed (their own meshes, as they move)")
 
     def params(self) -> alembic.AlembicParams:
-        return alembic.AlembicParams(self.filepath, self.frame_start, self.frame_end, self.surface, self.particles)
+        return alembic.AlembicParams(self.filepath, self.frame_start, self.frame_end, self.surface, self.particles,
+                                     self.solids)
 
     def execute(self, context):
         if jobs.busy():
