@@ -128,3 +128,65 @@ def test_replay_survives_save_and_reopen(ext, saved_file, replay_solid):
     ob = bpy.data.objects["Jelly"]
     bpy.context.scene.frame_set(3)
     np.testing.assert_allclose(_deformed_world(ob), _turned(rest, 3), rtol=0, atol=2e-6)
+
+
+# ---------------------------------------------------------------------------- with a bake
+
+def _quick_jelly() -> tuple[bpy.types.Object, bpy.types.Object]:
+    """Quick Jelly on a 0.2 m cube with two material slots and a Subdivision modifier; a coarse Domain (64
+    particles, 3 frames)."""
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 0.0, 0.3), rotation=(0.0, 0.0, 0.4))
+    ob = bpy.context.object
+    ob.name = "Jelly"
+    for k in range(2):
+        ob.data.materials.append(bpy.data.materials.new(f"look {k}"))
+    ob.modifiers.new("Subdivision", 'SUBSURF')
+    assert 'FINISHED' in bpy.ops.sph.quick_fluid(preset="jelly")
+    domain = next(o for o in bpy.data.objects if o.sph.role == 'DOMAIN')
+    d = domain.sph.domain
+    d.particle_spacing, d.frame_start, d.frame_end = 0.05, 1, 3
+    return ob, domain
+
+
+def test_quick_jelly_makes_a_solid_of_the_elastic_model(ext, saved_file):
+    ob, domain = _quick_jelly()
+    assert ob.sph.role == 'SOLID' and ob.sph.material.model == "elastic"
+    assert ob.sph.material.elastic.preset == "jelly"
+    assert not ob.hide_render  # the object itself is what renders
+    assert not domain.sph.domain.surface_enabled  # a surface of its particles would render it twice
+
+
+def test_solid_exports_its_base_mesh_bound_to_its_particles(ext, saved_file):
+    ob, domain = _quick_jelly()
+    ob.modifiers.new("Displace", 'DISPLACE').strength = 0.5  # modifiers come after the deformation
+    exported = ext.sub("export").export(bpy.context.scene, domain)
+    source = exported.scene.sources[0][1]
+    assert exported.scene.sources[0][0] == "mesh" and source["bind_mesh"] and source["material"] == "Jelly"
+    assert exported.scene.materials[0].model == "elastic"
+    mesh = ext.core("plyio").read_ply(exported.scene_path.parent / source["path"]).positions()
+    np.testing.assert_allclose(mesh, _world(ob), rtol=0, atol=1e-6)  # Blender's vertex order, world space
+
+
+@pytest.mark.smoke
+def test_baked_jelly_deforms_its_object_and_alembic_holds_it(ext, saved_file):
+    ob, domain = _quick_jelly()
+    nv, uv, slots = len(ob.data.vertices), [u.name for u in ob.data.uv_layers], len(ob.material_slots)
+    rest = _world(ob)
+    assert 'FINISHED' in bpy.ops.sph.bake()
+    assert ob.modifiers[0].name == "SPH Deform" and ob.modifiers[1].name == "Subdivision"
+    assert len(ob.data.vertices) == nv and [u.name for u in ob.data.uv_layers] == uv and len(ob.material_slots) == slots
+    np.testing.assert_allclose(_world(ob), rest, rtol=0, atol=1e-6)  # the mesh datablock is the artist's
+    cache = ext.core("cache").CacheDir(saved_file.parent / "sph_cache")
+    bpy.context.scene.frame_set(3)
+    baked = ext.core("plyio").read_ply(cache.deformed_path(0, 3)).positions()
+    assert np.abs(baked - rest).max() > 1e-3, "the jelly did not move"
+    np.testing.assert_allclose(_deformed_world(ob), baked, rtol=0, atol=1e-5)
+
+    path = saved_file.parent / "jelly.abc"
+    assert 'FINISHED' in bpy.ops.sph.export_alembic(filepath=str(path), surface=False)
+    before = set(bpy.data.objects)
+    bpy.ops.wm.alembic_import(filepath=str(path), as_background_job=False)
+    imported = [o for o in bpy.data.objects if o not in before]
+    assert [o.type for o in imported] == ['MESH'], imported
+    bpy.context.scene.frame_set(3)
+    np.testing.assert_allclose(_deformed_world(imported[0]), baked, rtol=0, atol=1e-4)
