@@ -107,7 +107,8 @@ def test_a_source_with_fewer_particles_than_k():
 
 def _jelly_scene(tmp_path, model: str = "elastic", bind_mesh: bool = True) -> dict:
     write_mesh_ply(tmp_path / "cube.ply", *box_mesh((0.0, 0.0, 0.0), (4 * S, 4 * S, 4 * S)))
-    return scene_dict(particle_spacing=S, materials=[{"name": "jelly", "model": model, "preset": "jelly"}],
+    preset = "jelly" if model == "elastic" else "water"
+    return scene_dict(particle_spacing=S, materials=[{"name": "jelly", "model": model, "preset": preset}],
                       sources=[{"type": "box", "material": "jelly", "min": [1, 1, 1], "max": [1.2, 1.2, 1.2]},
                                {"type": "mesh", "material": "jelly", "path": "cube.ply", "bind_mesh": bind_mesh}],
                       colliders=[])
