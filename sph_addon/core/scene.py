@@ -16,6 +16,7 @@ with what replaced it (the model's ``removed_parameters``), never run with other
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,8 @@ SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materi
 # Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
 # springs (~24 slots of id + rest length) and the cache writer's float32 copy.
 _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,10 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     sources = _list(data, "sources", lambda item, where: _source(item, where, names, base_dir))
     if not sources:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
+    for k, (kind, p) in enumerate(sources):
+        if kind == "inflow" and SOLVERS[materials[names.index(p["material"])].model].keeps_shape:
+            raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
+                             "shape it was filled in; an inflow emits a stream: use a box, sphere or mesh source")
     _check_bound_meshes(sources, materials)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
@@ -229,14 +236,32 @@ def _materials(items: Any) -> list[Material]:
         spec = SOLVERS[model]
         preset = item.get("preset")
         preset = "" if preset is None else preset
+        overrides = item.get("params")
+        if isinstance(preset, str) and preset in spec.moved_presets and preset not in spec.presets:
+            model, overrides = _moved_preset(spec, preset, overrides, where)
+            spec = SOLVERS[model]
         if preset != "":
             check_name(preset, sorted(spec.presets), f"{where}.preset", "preset")
-        _refuse_removed(spec, model, item.get("params"), f"{where}.params")
+        _refuse_removed(spec, model, overrides, f"{where}.params")
         base = {p.name: p.default for p in spec.parameters}
         base.update(spec.presets.get(preset, {}))
-        params = typed(spec.Params, resolve(spec.parameters, item.get("params"), f"{where}.params", base=base))
+        params = typed(spec.Params, resolve(spec.parameters, overrides, f"{where}.params", base=base))
         out.append(Material(name, model, preset, params))
     return out
+
+
+def _moved_preset(spec, preset: str, overrides: Any, where: str) -> tuple[str, Any]:
+    """The model that has ``preset`` now (``MaterialModel.moved_presets``) and the overrides it declares;
+    the others (the old model's method settings: springs, viscosity, ...) are dropped with a warning."""
+    model = spec.moved_presets[preset]
+    declared = {p.name for p in SOLVERS[model].parameters}
+    if not isinstance(overrides, dict):
+        return model, overrides
+    dropped = sorted(set(overrides) - declared)
+    if dropped:
+        log.warning("%s: preset %r is now a material of the %r model, which has no %s; they are ignored", where,
+                    preset, model, ", ".join(dropped))
+    return model, {k: v for k, v in overrides.items() if k in declared}
 
 
 def _refuse_removed(spec, model: str, params: Any, where: str) -> None:

@@ -114,7 +114,7 @@ def _relax_both(s: dict, walls: dict, backward: bool) -> tuple:
     n = len(s["x"])
     rho, rho_near = np.zeros(n), np.zeros(n)
     _call(relaxation.double_density_relaxation, **s, **walls, gain=GAIN, gain_near=GAIN_NEAR, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=backward, rho=rho, rho_near=rho_near,
+          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), rho=rho, rho_near=rho_near,
           wall_dx=np.zeros((len(rho), 3)))
     return (*ref, rho, rho_near)
 
@@ -167,7 +167,7 @@ def test_relaxation_densities_with_zero_gains_match_the_direct_sum(layout):
     rho_near = np.full(n, np.nan)
     zero = np.zeros(2)
     _call(relaxation.double_density_relaxation, **s, **_no_walls(n), gain=zero, gain_near=zero, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=False, rho=rho, rho_near=rho_near,
+          rho0_near=RHO0_NEAR, backward=False, mass=np.zeros(0), rho=rho, rho_near=rho_near,
           wall_dx=np.zeros((len(rho), 3)))
     assert np.array_equal(s["x"], x0)
     ref, ref_near = naive.clavet_densities(x0, H)
@@ -268,7 +268,8 @@ def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backw
                                           s["bucket_start"], s["colour"], **walls, cap=CAP, backward=backward)
     rho, rho_near, wall_dx = np.zeros(n), np.zeros(n), np.zeros((n, 3))
     _call(relaxation.double_density_relaxation, **s, **walls, gain=GAIN, gain_near=GAIN_NEAR, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=backward, rho=rho, rho_near=rho_near, wall_dx=wall_dx)
+          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), rho=rho, rho_near=rho_near,
+          wall_dx=wall_dx)
     np.testing.assert_allclose(s["x"], ref[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(rho, ref[1], rtol=1e-12, atol=0)
     np.testing.assert_allclose(rho_near, ref[2], rtol=1e-12, atol=0)

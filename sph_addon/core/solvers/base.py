@@ -91,6 +91,8 @@ class ModelSetup:
     n_materials : number of materials in the scene (length of per-material arrays).
     materials : material id -> typed parameters (the model's ``Params``) of the materials it owns.
     gravity : magnitude of the scene's gravity, m/s² (what a model may estimate its first substeps' work from).
+    densities : every material's mass density, kg/m³, by material id, whatever its model (pair terms that
+        exchange momentum with other models' particles weigh them by it); empty: all alike.
     """
 
     spacing: float
@@ -98,6 +100,7 @@ class ModelSetup:
     n_materials: int
     materials: Mapping[int, Any]
     gravity: float = 9.81
+    densities: tuple[float, ...] = ()
 
 
 @dataclass
@@ -180,6 +183,10 @@ class MaterialModel:
         mass, the energies of the diagnostics and of the blow-up watch).
     removed_parameters : parameter name -> what to do instead, for scene files that still set one
         this model no longer has (the validator names it with this advice).
+    keeps_shape : its particles keep the shape they were emitted in (a solid's rest state): an inflow, which
+        emits a stream, cannot carry its materials.
+    moved_presets : preset name -> the model that has it now, for scene and .blend files naming a preset
+        this model had: they load with that model's preset (``scene.py``).
     """
 
     name: ClassVar[str] = ""
@@ -194,6 +201,8 @@ class MaterialModel:
     terms: ClassVar[tuple[type[Term], ...]] = ()
     density: ClassVar[str] = "density"
     removed_parameters: ClassVar[Mapping[str, str]] = {}
+    moved_presets: ClassVar[Mapping[str, str]] = {}
+    keeps_shape: ClassVar[bool] = False
     Params: ClassVar[type]
 
     def __init_subclass__(cls, **kwargs):

@@ -36,6 +36,7 @@ class ElasticModel(MaterialModel):
     integrator = "prediction_relaxation"
     terms = (ElasticityBecker2009, ContactMacklin2014)
     density = "density"
+    keeps_shape = True
 
     @classmethod
     def derived(cls, params, spacing: float, h: float, dt: float | None = None) -> tuple[DerivedConstant, ...]:

@@ -58,7 +58,7 @@ class ViscoelasticModel(MaterialModel):
     name = NAME
     label = "Viscoelastic"
     description = ("Clavet 2005 prediction-relaxation: liquids, oil, honey, chocolate, mud, toothpaste, slime, "
-                   "dough, plasticine, jelly, rubber")
+                   "dough, plasticine")
     citation = "Clavet, Beaudoin, Poulin, Particle-based Viscoelastic Fluid Simulation, SCA 2005 (thesis 2005)"
     parameters = PARAMETERS
     presets = VISCOELASTIC_PRESETS
@@ -66,6 +66,8 @@ class ViscoelasticModel(MaterialModel):
     terms = (XsphMonaghan1989, SurfaceTensionBrackbill1992, YieldPapanastasiou1987, ViscosityWeiler2018,
              ViscosityClavet2005, PressureProjectionZhu2005, SpringsClavet2005, RelaxationClavet2005)
     density = "density"
+    # Springs approximated these solids until the elastic model (Becker 2009) came; files naming them bake it.
+    moved_presets = {"jelly": "elastic", "rubber": "elastic"}
     # Parameters scene format 1 had: a file overriding one is refused at its JSON path with this advice.
     removed_parameters = {
         "stiffness": "removed in scene format 2: Clavet's stiffness is now derived from density_error (largest "

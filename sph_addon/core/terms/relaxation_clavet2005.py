@@ -110,6 +110,12 @@ class RelaxationClavet2005(Term):
         # density_error is Clavet's density's error; the passes measure the near density's.
         self.near_ratio = near_error_ratio(s, h)
         self.target = self.per_material("density_error")
+        # Every material's density (any model's): pairs of different masses share their displacements by
+        # mass, and particles that do not relax (other models') mirror the pressure; with one density and
+        # every material relaxing the kernel gets none and keeps the plain whole shares.
+        mass = np.asarray(setup.densities, np.float64)
+        plain = len(np.unique(mass)) <= 1 and bool(self.owned.all())
+        self.mass = np.zeros(0) if plain else mass
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
@@ -175,7 +181,8 @@ class RelaxationClavet2005(Term):
                 accel.before(x, wall_dx)
                 self.relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0, self.rho0_near,
                                 ctx.h, ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units, x_ref,
-                                *walls, planes, plane_of, (it + parity) % 2 == 1, self.rho, self.rho_near, wall_dx)
+                                *walls, planes, plane_of, (it + parity) % 2 == 1, self.mass, self.rho,
+                                self.rho_near, wall_dx)
                 it += 1
                 self.compression_sums(self.rho_near, mat, self.rho0_near, self.owned, sums, counts, tops)
                 err_mean, err_max, done = density_errors(sums, counts, tops, self.target * self.near_ratio,

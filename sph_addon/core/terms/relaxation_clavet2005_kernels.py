@@ -68,7 +68,7 @@ def _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx):
 @njit(**config.NJIT_PARALLEL)
 def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_near, h, bucket_start, colour,
                               colour_buckets, colour_units, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near,
-                              planes, plane_of, backward, rho, rho_near, wall_dx):
+                              planes, plane_of, backward, mass, rho, rho_near, wall_dx):
     """One pass of double density relaxation (Clavet Algorithm 3, eqs. 4.1-4.6), particle after particle.
 
     For each particle i: density and near-density from the current positions
@@ -100,6 +100,11 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
     planes : (P,4) float64, flat walls n·x = c (n the unit normal into the liquid), m;
     plane_of : (n,3) int64, the planes (rows of ``planes``) within reach of each particle, -1 for
         none: the liquid behind them is the mirror image of the liquid in front (``wall_mirror``).
+    mass : per-material particle mass (any unit), empty when all materials relax and have one density.
+        With masses a pair's displacement is shared by mass: i moves by 2 m_j / (m_i + m_j) of -D_ij and
+        j by 2 m_i / (m_i + m_j) of D_ij (twice that for a j that does not relax: it mirrors i's pressure),
+        so the pair's momentum is kept and a light body is pushed further than the liquid it displaces
+        (buoyancy); without, each takes its whole share.
     backward : visit the colours, and each supercell's particles, in reverse order (symmetric
         Gauss-Seidel when passes alternate: a one-way sweep drifts a resting drop along the
         sweep, measured as a steady elongation of a zero-gravity drop under surface tension).
@@ -132,18 +137,19 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
                 if backward:
                     for i in range(hi - 1, lo - 1, -1):
                         _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
-                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, rho, rho_near, wall_dx, inv_h,
-                                   cap, ux, uy, uz, w, iu, ij)
+                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near,
+                                   wall_dx, inv_h, cap, ux, uy, uz, w, iu, ij)
                 else:
                     for i in range(lo, hi):
                         _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
-                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, rho, rho_near, wall_dx, inv_h,
-                                   cap, ux, uy, uz, w, iu, ij)
+                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near,
+                                   wall_dx, inv_h, cap, ux, uy, uz, w, iu, ij)
 
 
 @njit(**config.NJIT_INLINE)
 def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho, wall_rho_near,
-               wall_g, wall_g_near, planes, plane_of, rho, rho_near, wall_dx, inv_h, cap, ux, uy, uz, w, iu, ij):
+               wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near, wall_dx, inv_h, cap, ux, uy, uz, w,
+               iu, ij):
     """Relax particle i if it has colour c (the body of :func:`double_density_relaxation`'s sweeps)."""
     if colour[i] != c:
         return
@@ -179,7 +185,10 @@ def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colou
     mz = 0.0
     if mi:
         mx, my, mz = push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, mi, iu, ij)
-    sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap)
+    if mass.shape[0]:
+        sx, sy, sz = _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, gain)
+    else:
+        sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap)
     wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
     x[i, 0] = xi + sx + wx + mx
     x[i, 1] = yi + sy + wy + my
@@ -246,6 +255,34 @@ def _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap):
             sy -= dy
             sz -= dz
     return sx + tx, sy + ty, sz + tz
+
+
+@njit(**config.NJIT_INLINE)
+def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, gain):
+    """:func:`_push_neighbours` with each pair's displacement shared by mass; a neighbour that does not relax
+    (another model's particle: a solid) takes i's pressure as its own (mirrored, as Akinci et al. 2012 do
+    for boundary particles), so the pair moves apart as two liquid particles at that pressure would."""
+    sx = 0.0
+    sy = 0.0
+    sz = 0.0
+    mi = mass[mat[i]]
+    for kk in range(nk):
+        a = w[kk]
+        if a == 0.0:
+            continue
+        j = nbr[i, kk]
+        mj = mass[mat[j]]
+        mag = min((p + pn * a) * a, cap)
+        inv = (2.0 if gain[mat[j]] > 0.0 else 4.0) / (mi + mj)
+        fj = mag * mi * inv
+        fi = mag * mj * inv
+        x[j, 0] += fj * ux[kk]
+        x[j, 1] += fj * uy[kk]
+        x[j, 2] += fj * uz[kk]
+        sx -= fi * ux[kk]
+        sy -= fi * uy[kk]
+        sz -= fi * uz[kk]
+    return sx, sy, sz
 
 
 @njit(**config.NJIT)
