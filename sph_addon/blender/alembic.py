@@ -11,6 +11,9 @@ What the file holds (verified with bpy 4.2.23, 4.5.4 and 5.0.1, ``tests/blender/
 
 - ``<Domain>_Surface``: the surface mesh, one sample per frame with its own topology, and its
   ``velocity`` (written as Alembic velocities; Blender reads them back as ``velocity``);
+- every Solid the bake deformed (``replay_solid``), under its own name: the artist's mesh as the
+  particles carried it, one sample per frame, with its modifiers (a Subdivision Surface is written as
+  Blender's exporter writes it for any mesh);
 - with *Particles*, ``<Domain>_Particles``: the particles as the vertices of a mesh (no faces),
   with ``velocity``. Blender's exporter writes no point clouds (the replay's Geometry Nodes points
   read back as empty meshes: verified 4.5.4, 5.0.1), so a temporary *Points to Vertices* modifier
@@ -39,8 +42,9 @@ from pathlib import Path
 
 import bpy
 
-from . import export, export_meshes, replay
+from . import export, export_meshes, replay, replay_solid
 from .export import ExportError
+from .replay_inputs import frame_range
 from .replay_nodes import PARTICLES, SURFACE
 
 log = logging.getLogger(__name__)
@@ -56,6 +60,7 @@ class AlembicParams:
     frame_end: int = 0       # 0 = the last frame baked
     surface: bool = True
     particles: bool = False
+    solids: bool = True      # the Solids the bake deformed (their own objects)
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,11 @@ def plan(domain, params: AlembicParams) -> tuple[int, int, bool]:
     be the nearest baked frame held (the replay's clamping), not the simulation.
     """
     kinds = [kind for kind, wanted in ((SURFACE, params.surface), (PARTICLES, params.particles)) if wanted]
-    if not kinds:
-        raise ExportError(domain.name, "nothing to export: choose the Surface, the Particles or both")
+    if not kinds and not params.solids:
+        raise ExportError(domain.name, "nothing to export: choose the Surface, the Particles, the Solids or several")
     root = export.cache_dir(domain)
-    found = {kind: _cache_frames(root, kind) for kind in kinds}
+    # Solids alone: their frames are the particles' (a bake writes both together).
+    found = {kind: _cache_frames(root, kind) for kind in kinds} or {PARTICLES: _cache_frames(root, PARTICLES)}
     if not _cache_frames(root, PARTICLES):
         raise ExportError(domain.name, f"nothing is baked in {root}: Bake it first")
     if SURFACE in found and not found[SURFACE]:
@@ -112,7 +118,7 @@ def plan(domain, params: AlembicParams) -> tuple[int, int, bool]:
                                        "Particles only)")
     lo = max(frames[0] for frames in found.values())
     hi = min(frames[-1] for frames in found.values())
-    what = " and ".join("surface" if k == SURFACE else "particles" for k in kinds)
+    what = " and ".join("surface" if k == SURFACE else "particles" for k in found)
     if lo > hi:
         raise ExportError(domain.name, f"the baked particles and surface share no frame in {root}")
     first, last = params.frame_start or lo, params.frame_end or hi
@@ -146,6 +152,12 @@ def export_alembic(context, domain, params: AlembicParams) -> AlembicResult:
     if any(ob is None for ob in wanted):
         raise ExportError(domain.name, "has no replay objects to export: Bake it in this file (or open the file "
                                        "the farm command saved)")
+    if params.solids:
+        replay_solid.refresh(domain)
+        wanted += [ob for ob in replay_solid.solids_of(domain) if (frame_range(ob) or (1, 0))[0] <= start]
+    if not wanted:
+        raise ExportError(domain.name, "nothing to export: the bake deformed no Solid; choose the Surface or the "
+                                       "Particles")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

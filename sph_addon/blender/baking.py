@@ -186,7 +186,7 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import liquid_materials, migrate, replay
+    from . import liquid_materials, migrate, replay, replay_solid
 
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
@@ -201,6 +201,8 @@ def finish(scene, task: Task) -> None:
         if unit != 1.0 or "sph_unit_scale" in ob:  # objects never scaled keep whatever the artist set
             ob.scale = (1.0 / unit,) * 3
             ob["sph_unit_scale"] = unit
+    # The Solids the cache deforms: their own objects, in their own (scene) units.
+    replay_solid.ensure_solids(domain, d.cache_directory, export.cache_dir(domain), unit)
     replay.refresh(domain)
 
 
@@ -245,7 +247,8 @@ def free(domain) -> int:
     inputs = root / export.INPUT_DIR
     if inputs.is_dir():
         for p in inputs.iterdir():
-            if p.name == export.SCENE_FILE or (p.suffix == ".ply" and p.name.startswith(("fluid_", "collider_"))):
+            exported_mesh = p.suffix == ".ply" and p.name.startswith(("fluid_", "collider_", "solid_"))
+            if p.name == export.SCENE_FILE or exported_mesh:
                 p.unlink()
                 n += 1
         if not any(inputs.iterdir()):
@@ -269,7 +272,7 @@ def particle_estimate(scene, domain) -> tuple[int, float]:
     during a bake): the result is reused for a second unless the spacing or a Fluid moves.
     """
     spacing = max(float(domain.sph.domain.particle_spacing), 1e-6)
-    fluids = export.members(scene, 'FLUID')
+    fluids = export.members(scene, 'FLUID') + export.members(scene, 'SOLID')
     inflows = export.members(scene, 'INFLOW')
     d = domain.sph.domain
     key = (scene.name, spacing, tuple((ob.name, tuple(map(tuple, ob.matrix_world))) for ob in fluids),

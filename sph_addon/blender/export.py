@@ -29,7 +29,7 @@ from ..core.scene import FORMAT, Scene, parse_scene
 from . import migrate
 from . import properties as props
 from .export_errors import ExportError, explain
-from .export_meshes import mesh_arrays, safe_name, signed_volume, transform, write_mesh
+from .export_meshes import base_mesh_world, mesh_arrays, safe_name, signed_volume, transform, write_mesh
 from .export_motion import Motion, sample_motion
 from .export_values import material_item, spacing, to_metres, typed_value, unit_scale, values
 
@@ -137,7 +137,9 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
                                   **{k: v for k, v in values(d, props.BORDER_SIDES).items() if v},
                                   **({"friction": typed_value(d.wall_friction)} if d.wall_friction else {})})
     out_dir.mkdir(parents=True, exist_ok=True)
-    emitters = members(scene, 'FLUID') + members(scene, 'INFLOW')
+    # Solids last: the material numbers of Fluids and Inflows stay what they were before Solids existed.
+    solids = members(scene, 'SOLID')
+    emitters = members(scene, 'FLUID') + members(scene, 'INFLOW') + solids
     for ob in emitters:
         origins[f"materials[{len(data['materials'])}]"] = ob.name
         data["materials"].append(material_item(ob))
@@ -145,13 +147,17 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         origins[f"sources[{len(data['sources'])}]"] = ob.name
         data["sources"].append(_fluid_source(ob, depsgraph, out_dir, d.particle_spacing, unit))
     inflows = members(scene, 'INFLOW')
+    first_inflow = len(data["sources"])
     for ob in inflows:
         origins[f"sources[{len(data['sources'])}]"] = ob.name
         data["sources"].append(_inflow_source(ob))
+    for ob in solids:
+        origins[f"sources[{len(data['sources'])}]"] = ob.name
+        data["sources"].append(_solid_source(ob, out_dir, d.particle_spacing, unit))
     if not data["sources"]:
-        raise ExportError("Scene", "has no enabled Fluid or Inflow object; set an object's Physics > SPH Fluid > "
-                                   "Type to Fluid (filled with particles) or Inflow (emits them), or tick its "
-                                   "Enabled box")
+        raise ExportError("Scene", "has no enabled Fluid, Inflow or Solid object; set an object's Physics > SPH "
+                                   "Fluid > Type to Fluid (filled with particles), Inflow (emits them) or Solid, "
+                                   "or tick its Enabled box")
     colliders = members(scene, 'COLLIDER')
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
@@ -161,7 +167,7 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         origins[f"outflows[{k}]"] = ob.name
         data.setdefault("outflows", []).append(_outflow(ob, depsgraph, out_dir, unit))
     motion = Motion(colliders, data["colliders"][len(data["colliders"]) - len(colliders):], inflows,
-                    data["sources"][len(data["sources"]) - len(inflows):],
+                    data["sources"][first_inflow:first_inflow + len(inflows)],
                     [(ob, it) for ob, it in zip(members(scene, 'FLUID'), data["sources"])
                      if ob.sph.fluid.inherit_velocity != 0.0], unit, outflows, data.get("outflows", []))
     # Velocities the motion gives (inherit velocity) are per second of physics: fps / time scale.
@@ -225,6 +231,19 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.
     write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
             "velocity": typed_value(ob.sph.material.initial_velocity)}
+
+
+def _solid_source(ob, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:
+    """A Solid: its own mesh (before modifiers, world space) filled with particles that carry it (bind_mesh)."""
+    co, tris = base_mesh_world(ob)
+    volume = abs(signed_volume(co, tris)) if len(tris) else 0.0
+    if volume < 0.5 * spacing ** 3:
+        raise ExportError(ob.name, f"the Solid's mesh encloses no volume ({volume:.3g} m^3: it is flat or open; "
+                                   "modifiers do not count, the particles fill the mesh itself); use a closed mesh")
+    name = f"solid_{safe_name(ob.name)}.ply"
+    write_mesh(out_dir / name, co, tris, unit)
+    return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
+            "velocity": typed_value(ob.sph.material.initial_velocity), "bind_mesh": True}
 
 
 def _inflow_source(ob) -> dict:

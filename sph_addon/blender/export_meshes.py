@@ -54,6 +54,27 @@ def mesh_arrays(ob, depsgraph, space: str):
     return co.astype(np.float32), tris.reshape(-1, 3)
 
 
+def base_mesh_world(ob):
+    """``ob``'s own mesh, before modifiers and shape keys, in world space: (vertices float32 (N, 3) in
+    Blender's vertex order, triangles int32 (M, 3)).
+
+    A Solid's mesh: the bake writes it back deformed vertex for vertex, and the replay moves these
+    same vertices, so modifiers (a Subdivision Surface) apply after the deformation, as on any mesh.
+    """
+    if ob.type != 'MESH':
+        raise ExportError(ob.name, f"is a {ob.type.lower()} object; a Solid must be a mesh (its vertices are "
+                                   "what the particles move)")
+    me = ob.data
+    me.calc_loop_triangles()
+    co = np.empty(3 * len(me.vertices), np.float32)
+    me.vertices.foreach_get("co", co)
+    tris = np.empty(3 * len(me.loop_triangles), np.int32)
+    me.loop_triangles.foreach_get("vertices", tris)
+    m = np.array(ob.matrix_world, dtype=np.float64)
+    co = co.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+    return co.astype(np.float32), tris.reshape(-1, 3)
+
+
 def write_mesh(path: Path, co: np.ndarray, tris: np.ndarray, unit: float = 1.0) -> None:
     """Write a mesh as PLY; ``unit``: metres per Blender unit (vertices are stored in metres)."""
     if unit != 1.0:

@@ -294,9 +294,12 @@ class SPH_OT_export_alembic(bpy.types.Operator):
     surface: BoolProperty(name="Surface", default=True, description="Write the meshed surface")
     particles: BoolProperty(name="Particles", default=False,
                             description="Write the particles too, as the vertices of a mesh with their velocity")
+    solids: BoolProperty(name="Solids", default=True,
+                         description="Write the Solid objects the bake deformed (their own meshes, as they move)")
 
     def params(self) -> alembic.AlembicParams:
-        return alembic.AlembicParams(self.filepath, self.frame_start, self.frame_end, self.surface, self.particles)
+        return alembic.AlembicParams(self.filepath, self.frame_start, self.frame_end, self.surface, self.particles,
+                                     self.solids)
 
     def execute(self, context):
         if jobs.busy():
@@ -368,14 +371,23 @@ class SPH_OT_quick_fluid(bpy.types.Operator):
         if not fluids:
             self.report({'ERROR'}, "Select one or more mesh objects to fill with particles")
             return {'CANCELLED'}
+        solid = self.preset == "jelly" and props.SOLID_MODEL in props.SOLVERS
         for ob in fluids:
+            if solid:
+                # A jelly is a Solid: the object itself wobbles, rendered as it is (its own mesh deformed).
+                ob.sph.role = 'SOLID'
+                props.choose_preset(ob.sph.material, self.preset, props.SOLID_MODEL)
+                continue
             ob.sph.role = 'FLUID'
             props.choose_preset(ob.sph.material, self.preset)
             ob.display_type = 'WIRE'
             ob.hide_render = True
         if not export.domains(context.scene):
-            quick_setup.make_domain(context, fluids, margin=1.0)
-        self.report({'INFO'}, f"{len(fluids)} fluid objects ({self.preset}); Bake from the Domain")
+            domain = quick_setup.make_domain(context, fluids, margin=1.0)
+            if solid:  # the objects render themselves: a surface of their particles would show them twice
+                domain.sph.domain.surface_enabled = False
+        what = "solid" if solid else "fluid"
+        self.report({'INFO'}, f"{len(fluids)} {what} objects ({self.preset}); Bake from the Domain")
         return {'FINISHED'}
 
 

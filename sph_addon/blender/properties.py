@@ -20,8 +20,8 @@ Files that stored positions (saved before this numbering) are translated by
 
 Roles follow Mantaflow's vocabulary: a Domain holds the simulation, cache and
 surface settings; Fluid objects are filled with particles; Inflow objects emit
-them; Colliders push them. (``SOLID`` is reserved for Becker's corotated
-solids and two-way rigid coupling, which come later.)
+them; Colliders push them; a Solid is filled with particles of an elastic
+material (Becker 2009) and its own mesh is carried by them (``replay_solid``).
 """
 
 from __future__ import annotations
@@ -58,11 +58,18 @@ ROLES = (
     # Appended: Blender stores this enum by position, so existing roles keep their numbers.
     ("OUTFLOW", "Outflow", "Particles entering its volume are removed (a drain, the end of a channel); the mesh "
                            "must enclose a volume"),
+    ("SOLID", "Solid", "A soft solid: filled with particles of an elastic material at the first frame, and the "
+                       "object's own mesh deforms with them (the mesh must enclose a volume)"),
 )
+# Roles whose objects carry a material (and make particles).
+MATERIAL_ROLES = ('FLUID', 'INFLOW', 'SOLID')
+# The material model a Solid starts with: the one whose particles carry a mesh (scene.py: bind_mesh).
+SOLID_MODEL = "elastic"
 
 _PATH_KW = compat.PATH_PROPERTY_OPTIONS
 
 _FLOAT_UNITS = {"m": 'LENGTH', "rad": 'ROTATION', "s": 'TIME'}
+NATIVE_UNITS = tuple(_FLOAT_UNITS)  # units Blender shows itself (the panels add the others to the label)
 _VECTOR_SUBTYPES = {"m/s": 'VELOCITY', "m/s^2": 'ACCELERATION', "m": 'TRANSLATION', "rad": 'EULER'}
 
 
@@ -216,9 +223,11 @@ def initialise_model(material, model: str = "") -> None:
     apply_preset(group, model, preset_of(group))
 
 
-def choose_preset(material, preset: str) -> str:
-    """Select the model that has ``preset`` and choose it there (Quick Liquid etc.); the model's name."""
-    model = next((name for name, spec in SOLVERS.items() if preset in spec.presets), None)
+def choose_preset(material, preset: str, model: str = "") -> str:
+    """Select the model that has ``preset`` (``model`` first, when given) and choose it there (Quick Liquid
+    etc.); the model's name."""
+    if not (model in SOLVERS and preset in SOLVERS[model].presets):
+        model = next((name for name, spec in SOLVERS.items() if preset in spec.presets), None)
     if model is None:
         raise KeyError(f"no material model has a preset {preset!r}")
     material.model = model
@@ -388,11 +397,14 @@ def _render_particles_changed(self, context):
 
 
 def _role_changed(self, context):
-    """A new Fluid or Inflow starts from its model's preset (water unless chosen otherwise)."""
-    if self.role in {'FLUID', 'INFLOW'}:
+    """A new Fluid or Inflow starts from its model's preset (water unless chosen otherwise); a Solid
+    from the elastic model's (only its particles carry a mesh)."""
+    if self.role in MATERIAL_ROLES:
         m = self.material
         migrate.upgrade(m)
         migrate.mark_current(m)
+        if self.role == 'SOLID' and SOLID_MODEL in SOLVERS and m.model != SOLID_MODEL:
+            m.model = SOLID_MODEL  # its update initialises the model
         if m.model in SOLVERS:
             initialise_model(m)
 

@@ -80,5 +80,6 @@ def make_domain(context, objects, margin: float = 0.25):
     ob.sph.role = 'DOMAIN'
     d = ob.sph.domain
     d.frame_start, d.frame_end = scene.frame_start, scene.frame_end
-    d.particle_spacing = first_bake_spacing(baking.fluid_volume(export.members(scene, 'FLUID')))
+    d.particle_spacing = first_bake_spacing(baking.fluid_volume(export.members(scene, 'FLUID') +
+                                                               export.members(scene, 'SOLID')))
     return ob

@@ -68,7 +68,7 @@ from bpy.app.handlers import persistent
 from ..core.cache import CacheDir
 from ..core.errors import InputError
 from ..core.jsonfile import read_json
-from . import liquid_materials, replay_frames
+from . import liquid_materials, replay_frames, replay_solid
 from .replay_inputs import (
     MODIFIER_NAME,
     find_modifier,
@@ -195,6 +195,7 @@ def refresh(domain_ob: bpy.types.Object) -> None:
     changed files. Handler mode: the memo of the loaded file is dropped and the current
     frame is read again.
     """
+    replay_solid.refresh(domain_ob)  # the Solids deformed by the cache
     obs = [ob for ob in find_replay(domain_ob) if ob is not None]
     for ob in obs:
         _sync_frames(ob)
@@ -211,7 +212,7 @@ def sync_frames(domain_ob: bpy.types.Object) -> bool:
     Cheap (two directory listings): called while a bake runs so the timeline shows the frames
     already written.
     """
-    changed = False
+    changed = replay_solid.refresh(domain_ob)
     for ob in find_replay(domain_ob):
         if ob is not None:
             changed |= _sync_frames(ob)

@@ -36,16 +36,21 @@ class _RolePanel(_PhysicsPanel):
         return cls.role_is(context, *cls.roles)
 
 
-def _draw_params(layout, group, params):
+def _draw_params(layout, group, params, units: bool = False):
+    """Declared parameters as properties; ``units``: the SI unit after the label where Blender shows none
+    (Young's modulus in Pa, densities in kg/m³: Blender has units for lengths, angles and times only)."""
     col = layout.column()
     col.use_property_split = True
     col.use_property_decorate = False
     for p in params:
-        col.prop(group, p.name)
+        if units and p.unit and p.unit not in props.NATIVE_UNITS:
+            col.prop(group, p.name, text=f"{p.ui_label} ({unit_text(p.unit)})")
+        else:
+            col.prop(group, p.name)
 
 
 # Roles whose objects can be left out of a bake with the Enabled box in the panel's header.
-_TOGGLED = ('FLUID', 'INFLOW', 'COLLIDER')
+_TOGGLED = ('FLUID', 'INFLOW', 'COLLIDER', 'SOLID')
 
 
 class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
@@ -173,7 +178,7 @@ SPH_PT_domain_surface = _domain_subpanel("SPH_PT_domain_surface", "Surface", lam
 
 class SPH_PT_material(_RolePanel, bpy.types.Panel):
     bl_label = "Material"
-    roles = ('FLUID', 'INFLOW')
+    roles = props.MATERIAL_ROLES
 
     def draw(self, context):
         ob = context.object
@@ -193,16 +198,20 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
                               icon='INFO')
         if "preset" in group.bl_rna.properties:
             col.prop(group, "preset")
-        if ob.sph.role == 'FLUID':
+        if ob.sph.role == 'SOLID' and m.model != props.SOLID_MODEL:
+            self.layout.label(text=f"A Solid needs the {props.SOLID_MODEL.title()} model to carry its mesh",
+                              icon='ERROR')
+        if ob.sph.role in {'FLUID', 'SOLID'}:
             col.prop(m, "initial_velocity")
-            col.prop(ob.sph.fluid, "inherit_velocity")
+            if ob.sph.role == 'FLUID':
+                col.prop(ob.sph.fluid, "inherit_velocity")
             _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
         else:
             col.prop(ob.sph.inflow, "speed")
             _draw_params(self.layout, ob.sph.inflow, props.INFLOW)
         box = self.layout.box()
         box.label(text=f"{props.model_label(m.model)} parameters (the preset's values; edits override it)")
-        _draw_params(box, group, props.SOLVERS[m.model].parameters)
+        _draw_params(box, group, props.SOLVERS[m.model].parameters, units=True)
 
 
 @functools.lru_cache(maxsize=32)
@@ -254,11 +263,16 @@ def derived_constants(scene, ob) -> dict:
 _UNIT_TEXT = (("^2", "²"), ("^3", "³"), ("^-1", "⁻¹"))
 
 
-def constant_text(constant) -> str:
-    """One line of the Derived panel: the constant's label, value and unit."""
-    unit = constant.unit
+def unit_text(unit: str) -> str:
+    """A unit as the panels show it: ``kg/m^3`` -> ``kg/m³``."""
     for plain, shown in _UNIT_TEXT:
         unit = unit.replace(plain, shown)
+    return unit
+
+
+def constant_text(constant) -> str:
+    """One line of the Derived panel: the constant's label, value and unit."""
+    unit = unit_text(constant.unit)
     return f"{constant.label}: {constant.value:.4g}{f' {unit}' if unit else ''}"
 
 
@@ -281,7 +295,7 @@ class SPH_PT_material_derived(_PhysicsPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return cls.role_is(context, 'FLUID', 'INFLOW') and _derives_constants(context.object.sph.material.model)
+        return cls.role_is(context, *props.MATERIAL_ROLES) and _derives_constants(context.object.sph.material.model)
 
     def draw(self, context):
         col = self.layout.column(align=True)

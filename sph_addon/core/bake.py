@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ages import MANIFEST_KEY as BIRTHS_KEY
 from .ages import Births
@@ -33,6 +33,9 @@ from .errors import InputError, SimulationError, StorageError, is_storage_fault
 from .jsonfile import read_json
 from .preflight import check_bake
 from .scene import FORMAT, Scene
+
+if TYPE_CHECKING:  # imported when a bake runs: it loads numba, which Blender's register() must not
+    from .deformed_meshes import DeformedMeshes
 
 log = logging.getLogger(__name__)
 
@@ -246,15 +249,19 @@ def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:
 
 
 def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
+    from .deformed_meshes import DeformedMeshes
     from .simulation import Simulation
 
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf", sdf_cache=prepared.sdf_cache)
+    # Bound before a checkpoint is restored: from where the particles were emitted, the same in a resume.
+    deformed = DeformedMeshes(scene, sim.state.arrays)
     if resume:
         manifest = cache.read_manifest()
         arrays, meta = _checked_checkpoint(cache, manifest["checkpoint"], sim)
         cache.remove_stale_temps()
         sim.restore(arrays, meta)
+        deformed.restore(cache, sim.frame)
         # Frames after the checkpoint may exist from the killed run; they are rewritten identically.
         manifest["frames_done"] = [f for f in manifest["frames_done"] if f <= sim.frame]
         # A bake started by a version that wrote no ages keeps writing none.
@@ -281,7 +288,7 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
             log.info("bake stopped before its first frame")
             return manifest
         stats = sim.check_and_stats()
-        _write_frame(cache, sim, manifest, stats.as_dict(), births, checkpoint=True)
+        _write_frame(cache, sim, manifest, stats.as_dict(), births, checkpoint=True, deformed=deformed)
 
     mesher = _frame_mesher(scene, cache)
     if mesher is not None and not resume:
@@ -297,7 +304,7 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         stats = sim.advance_frame()
         last = sim.frame == scene.frame_end
         _write_frame(cache, sim, manifest, stats.as_dict(), births,
-                     checkpoint=last or (sim.frame - scene.frame_start) % every == 0)
+                     checkpoint=last or (sim.frame - scene.frame_start) % every == 0, deformed=deformed)
         if mesher is not None:
             mesher(sim.frame)
         if progress is not None:
@@ -331,7 +338,7 @@ def _frame_mesher(scene: Scene, cache: CacheDir) -> Callable[[int], None] | None
 
 
 def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, births: Births | None,
-                 checkpoint: bool) -> None:
+                 checkpoint: bool, deformed: DeformedMeshes | None = None) -> None:
     st = sim.state
     frame = sim.frame
     age = None
@@ -340,6 +347,9 @@ def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, births: Birt
         manifest[BIRTHS_KEY] = births.pairs
         age = births.ages(st.ids, frame, sim.scene.physics_fps)  # physical seconds, as velocities are
     cache.write_particles(frame, st.x, st.v, st.ids, st.material, sim.cache_fields(), age=age)
+    if deformed:
+        # Before the manifest lists the frame, like the particles: a listed frame has all its files.
+        deformed.write(cache, st.arrays, frame)
     if checkpoint:
         arrays, meta = sim.checkpoint()
         cache.write_checkpoint(frame, arrays, meta)

@@ -8,6 +8,7 @@
                                       particle_id (uint32, = id), age (float32 s, if known),
                                       then the models' extras
     DIR/surface/surface_0001.ply      written by the meshing stage
+    DIR/deformed/source_0_0001.ply    a bound source mesh as its particles carry it (deformed_meshes.py)
     DIR/state/checkpoint_0001.npz     full state for --resume (no pickle)
     DIR/sdf/sdf_<key>.npz             mesh collider distance fields (colliders/sdf_cache.py)
 
@@ -41,13 +42,15 @@ MANIFEST_FORMAT = "sph_addon.cache/1"
 PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"),
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
-                 ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"))
+                 ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"), ("deformed", "source_", ".ply"))
 # The cache's own folders: what bakes and meshing write into, and free deletes from.
 CACHE_FOLDERS = tuple(folder for folder, _, _ in _OWN_PATTERNS)
 # The exact names those writers give (a frame number, or a hex key for distance fields): free deletes
 # these and nothing else, so a user's "particles_notes.ply" beside them survives.
 _OWN_NAMES = {folder: re.compile(rf"{prefix}(-?\d+|[0-9a-f]{{8,64}}){re.escape(suffix)}")
               for folder, prefix, suffix in _OWN_PATTERNS}
+# Deformed meshes are numbered by source and frame: source_<k>_<frame>.ply.
+_OWN_NAMES["deformed"] = re.compile(r"source_\d+_-?\d+\.ply")
 
 
 def refuse_links(root: str | os.PathLike, *targets: str | os.PathLike) -> None:
@@ -107,6 +110,10 @@ class CacheDir:
 
     def surface_path(self, frame: int) -> Path:
         return self.root / "surface" / f"surface_{frame:04d}.ply"
+
+    def deformed_path(self, source: int, frame: int) -> Path:
+        """The mesh of source ``source`` (its index in the scene) deformed at ``frame`` (``bind_mesh``)."""
+        return self.root / "deformed" / f"source_{source}_{frame:04d}.ply"
 
     def checkpoint_path(self, frame: int) -> Path:
         return self.root / "state" / f"checkpoint_{frame:04d}.npz"

@@ -182,6 +182,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
         if kind == "inflow" and SOLVERS[materials[names.index(p["material"])].model].keeps_shape:
             raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
                              "shape it was filled in; an inflow emits a stream: use a box, sphere or mesh source")
+    _check_bound_meshes(sources, materials)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
     outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
@@ -296,6 +297,17 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
         p["keyframes"] = parse_inflow_keys(item.get("keyframes", []), p, where)
     check_source_files(kind, p, base_dir, where)
     return kind, p
+
+
+def _check_bound_meshes(sources: list[tuple[str, dict]], materials: list[Material]) -> None:
+    """A mesh is carried by its particles' rotations (``bound_mesh``): only the elastic model keeps them."""
+    models = {m.name: m.model for m in materials}
+    for k, (kind, p) in enumerate(sources):
+        if kind == "mesh" and p["bind_mesh"] and models[p["material"]] != "elastic":
+            raise InputError(f"sources[{k}].bind_mesh",
+                             f"only a soft solid carries its mesh, but material {p['material']!r} has model "
+                             f"{models[p['material']]!r}; give the source a material with model \"elastic\" "
+                             "(e.g. preset \"jelly\"), or set bind_mesh to false")
 
 
 def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int]) -> tuple[str, dict]:

@@ -70,6 +70,10 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
         Parameter("jitter", 0.0, "", 0.0, 0.99, label="Jitter",
                   description="Random displacement of each lattice point, as a fraction of the spacing."),
         Parameter("seed", 0, "", 0, 2**31 - 1, description="Seed of the jitter: same seed, same particles."),
+        Parameter("bind_mesh", False, label="Deform Mesh",
+                  description="Bind this mesh to its particles and write it, deformed as they carry it, into "
+                              "the cache every frame (deformed/source_<k>_####.ply: the mesh's vertices in "
+                              "their order, world coordinates); needs a material of model elastic."),
     ),
 }
 

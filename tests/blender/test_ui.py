@@ -23,6 +23,8 @@ class RecordingLayout:
         assert name in group.bl_rna.properties, f"{group.bl_rna.identifier} has no property {name!r}"
         self._log.append(("prop", name))
         self._log.append(("prop_of", f"{group.bl_rna.identifier}.{name}"))
+        if "text" in kw:
+            self._log.append(("prop_text", f"{name}: {kw['text']}"))
 
     def operator(self, idname, **kw):
         module, name = idname.split(".")
@@ -53,7 +55,7 @@ def _draw_all(ext, ob):
     return log
 
 
-@pytest.mark.parametrize("role", ["NONE", "DOMAIN", "FLUID", "INFLOW", "COLLIDER", "OUTFLOW"])
+@pytest.mark.parametrize("role", ["NONE", "DOMAIN", "FLUID", "INFLOW", "COLLIDER", "OUTFLOW", "SOLID"])
 def test_panels_draw_every_role(ext, saved_file, role):
     bpy.ops.mesh.primitive_cube_add()
     ob = bpy.context.object
@@ -70,9 +72,15 @@ def test_panels_draw_every_role(ext, saved_file, role):
         "INFLOW": {p.name for p in props.SOLVERS["viscoelastic"].parameters + props.INFLOW},
         "COLLIDER": {p.name for p in props.COLLIDER_COMMON + props.COLLIDER_MESH},
         "OUTFLOW": set(),
+        "SOLID": {p.name for p in props.SOLVERS["elastic"].parameters + props.FLUID_SOURCE} | {"initial_velocity"},
     }[role]
     assert expected <= shown, expected - shown
-    if role in {"FLUID", "INFLOW"}:
+    if role == "SOLID":
+        # An elastic material from the start, its moduli shown with their units.
+        assert ob.sph.material.model == "elastic"
+        texts = {text for kind, text in log if kind == "prop_text"}
+        assert {"youngs_modulus: Young's Modulus (Pa)", "density: Density (kg/m³)"} <= texts, texts
+    if role in {"FLUID", "INFLOW", "SOLID"}:
         # The model selector, then the selected model's own preset menu and parameters.
         owners = {name for kind, name in log if kind == "prop_of"}
         group = f"SPH_PG_material_{ob.sph.material.model}"
