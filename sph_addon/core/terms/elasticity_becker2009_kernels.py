@@ -41,7 +41,6 @@ import numpy as np
 from .. import config
 from ..kernel_cache import njit, prange
 from ..small_matrices import (
-    IDENTITY,
     inverse,
     load,
     mat_add,
@@ -115,7 +114,7 @@ def _stress(f, r, mu, lam, green):
     """First Piola stress of F = ``f`` (R = ``r`` its rotation)."""
     if green:
         ftf = mat_mul(mat_t(f), f)
-        e = mat_add(ftf, IDENTITY, -1.0)
+        e = (ftf[0] - 1.0, ftf[1], ftf[2], ftf[3], ftf[4] - 1.0, ftf[5], ftf[6], ftf[7], ftf[8] - 1.0)
         tr = 0.5 * (e[0] + e[4] + e[8])
         s = mat_add((lam * tr, 0.0, 0.0, 0.0, lam * tr, 0.0, 0.0, 0.0, lam * tr), e, mu)  # 2μ E, E = e / 2
         return mat_mul(f, s)
