@@ -7,7 +7,6 @@ from conftest import scene_dict
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 
-
 # Mould springs as the viscoelastic model's "jelly" preset had them before jelly moved to the elastic model:
 # what these tests of the springs bake.
 SPRING_JELLY = dict(density=1050.0, kinematic_viscosity=1e-3, stiff_viscosity=0.3, springs="mould",
