@@ -145,14 +145,13 @@ class Simulation:
     # -- construction helpers -------------------------------------------------------------
     def _build_models(self) -> list[MaterialModel]:
         """One instance per model present in the scene, in registry order (the stage order)."""
-        scene, models = self.scene, []
+        scene, models, g = self.scene, [], float(np.linalg.norm(self.gravity))
         densities = tuple(SOLVERS[m.model].density_of(m.params) for m in scene.materials)
         for name, cls in SOLVERS.items():
             owned = {k: m.params for k, m in enumerate(scene.materials) if m.model == name}
             if not owned:
                 continue
-            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned, float(np.linalg.norm(self.gravity)),
-                                   densities))
+            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned, g, densities))
             for array, spec in model.active_arrays().items():
                 self.state.add_array(array, spec.trailing, spec.dtype, fill=spec.fill)
             models.append(model)

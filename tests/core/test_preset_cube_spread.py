@@ -114,8 +114,9 @@ def test_liquids_spread_widest_then_the_viscous_then_the_pastes_and_the_solids_k
 def test_slime_keeps_creeping_while_the_solids_stop(spread):
     """Slime is a Maxwell liquid (relaxation time 1 s): left alone it flows, so its footprint still
     grows at 2 s (+11 % over the last half second, measured), faster than chocolate, mud and toothpaste
-    (+3 %; their yield stresses stop them), while plasticine (+1 %) has stopped. Honey (+8 %, 90 % of its final footprint only at 1.40 s) is still spreading where
-    chocolate, as wide, has nearly stopped (its 15 Pa yield stress: 90 % at 0.77 s, +3 %)."""
+    (+3 %; their yield stresses stop them), while plasticine (+1 %) has stopped. Honey (+8 %, 90 % of
+    its final footprint only at 1.40 s) is still spreading where chocolate, as wide, has nearly
+    stopped (its 15 Pa yield stress: 90 % at 0.77 s, +3 %)."""
     creep = {k: m["creep"] for k, m in spread.items()}
     t90 = {k: m["t90"] for k, m in spread.items()}
     assert creep["slime"] > 0.07, creep
