@@ -1,12 +1,13 @@
 """What a material costs against water: the same scene, the same particles, only the preset changed.
 
-``material_cost`` (issue 11's cost item: jelly and honey at most 3x water at the same particle
-count): ``scripts/scenes/honey_coil.json`` (honey poured from a nozzle) and
-``scripts/scenes/jelly_drop.json`` (a jelly cube dropped on steps), each baked for ``--frames``
-frames as it is and with its material switched to water, alternating, ``--repeats`` times; the
-JIT is warmed up on a first, untimed run of each. Printed per scene: median seconds of each,
-their ratio, substeps, relaxation passes and viscosity iterations per substep, and particles at
-the end (an inflow emits the same particles whatever the preset).
+``material_cost`` (jelly, honey and rubber at most 3x water at the same particle count):
+``scripts/scenes/honey_coil.json`` (honey poured from a nozzle), ``scripts/scenes/jelly_drop.json``
+(an elastic jelly cube dropped on steps, 2 cm spacing) and the same with the ``rubber`` preset
+(E = 1 MPa), each baked for ``--frames`` frames as it is and with its material switched to water,
+alternating, ``--repeats`` times; the JIT is warmed up on a first, untimed run of each. Printed per
+scene: median seconds of each, their ratio, substeps per frame, relaxation passes, viscosity and
+elastic solve iterations per substep, and particles at the end (an inflow emits the same particles
+whatever the preset).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ if str(REPO) not in sys.path:
 from sph_addon.core.scene import load_scene, parse_scene  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
 
-SCENES = {"honey": REPO / "scripts" / "scenes" / "honey_coil.json",
-          "jelly": REPO / "scripts" / "scenes" / "jelly_drop.json"}
+# name -> (scene, the preset its material is baked with: None for the scene's own)
+SCENES = {"honey": (REPO / "scripts" / "scenes" / "honey_coil.json", None),
+          "jelly": (REPO / "scripts" / "scenes" / "jelly_drop.json", None),
+          "rubber": (REPO / "scripts" / "scenes" / "jelly_drop.json", "rubber")}
 
 
 def _variant(path: Path, preset: str | None, frames: int):
@@ -42,25 +45,28 @@ def _variant(path: Path, preset: str | None, frames: int):
 def _bake(path: Path, preset: str | None, frames: int) -> dict:
     sim = Simulation(_variant(path, preset, frames))
     t0 = time.perf_counter()
-    substeps = passes = viscosity = 0.0
+    substeps = passes = viscosity = elastic = 0.0
     for _ in range(frames):
         st = sim.advance_frame()
         substeps += st.substeps
         passes += st.extra.get("density_iterations", 0) * st.substeps
         viscosity += st.extra.get("viscosity_iterations", 0) * st.substeps
+        elastic += st.extra.get("elastic_iterations", 0) * st.substeps
     return {"seconds": time.perf_counter() - t0, "substeps": int(substeps), "particles": sim.state.n,
+            "substeps_per_frame": round(substeps / frames, 2),
             "passes_per_substep": round(passes / max(substeps, 1), 2),
-            "viscosity_iterations_per_substep": round(viscosity / max(substeps, 1), 2)}
+            "viscosity_iterations_per_substep": round(viscosity / max(substeps, 1), 2),
+            "elastic_iterations_per_substep": round(elastic / max(substeps, 1), 2)}
 
 
 def run(frames: int, repeats: int) -> dict:
     out = {}
-    for name, path in SCENES.items():
-        for preset in (None, "water"):
+    for name, (path, own) in SCENES.items():
+        for preset in (own, "water"):
             _bake(path, preset, 2)  # compile
         runs = {"material": [], "water": []}
         for _ in range(repeats):
-            runs["material"].append(_bake(path, None, frames))
+            runs["material"].append(_bake(path, own, frames))
             runs["water"].append(_bake(path, "water", frames))
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
         out[name] = {"frames": frames, "material_s": round(med["material"], 3), "water_s": round(med["water"], 3),
