@@ -82,6 +82,29 @@ def hold(sim: Simulation, ids: np.ndarray, place) -> None:
     sim.step = held_step
 
 
+def pin(sim: Simulation, ids, velocity=None) -> None:
+    """Move the particles ``ids`` with ``velocity(t)`` ((3,) m/s at the substep's start t; None: hold them
+    still) inside the elastic solve: their three velocity components are prescribed in its filtered
+    conjugate gradients, beside the collider contacts it holds (``ElasticityBecker2009._held``). A clamp
+    or grip that the solve sees: resetting the particles after every substep instead (``hold``) let a
+    clamped beam swing down like a pendulum, as the implicit step moves them with the rest of a stiff
+    body and only then are they put back."""
+    term = sim.models[0].term(TERM)
+    own = term._held
+    ids = np.asarray(ids)
+
+    def held(ctx, rows):
+        idx = np.repeat(ctx.index_of_id()[ids], 3)
+        normal = np.tile(np.eye(3), (len(ids), 1))
+        target = np.tile(velocity(ctx.time) if velocity is not None else np.zeros(3), len(ids))
+        others = own(ctx, rows)
+        if others is not None:
+            idx, normal, target = (np.concatenate(p) for p in zip((idx, normal, target), others))
+        return idx, normal, target
+
+    term._held = held
+
+
 def rigid_fit(rest: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The rotation that best maps the centred rest positions onto the centred current ones (Kabsch)."""
     a = (x - x.mean(axis=0)).T @ (rest - rest.mean(axis=0))
