@@ -159,10 +159,16 @@ def _matrix_of(w, x, y, z):
 
 
 @njit(**config.NJIT)
-def polar_rotation(f, r0, tol, max_iterations):
+def polar_rotation(f, r0, tol, max_iterations, null_rank=0.0):
     """The rotation R maximising tr(Rᵀ f) (that of f's polar decomposition when f is invertible), by
     Müller et al. 2016's iteration from the rotation ``r0``: R turns about ω = Σ_k r_k × f_k / |Σ_k r_k · f_k|
-    (r_k, f_k the columns) until |ω| < ``tol`` rad."""
+    (r_k, f_k the columns) until |ω| < ``tol`` rad.
+
+    ``null_rank`` = tr N for an f that is rank-deficient with null-space projector N: the iteration is then
+    that of the completed matrix f + R N with R the current iterate, so the result is the fixed point
+    R = polar(f + R N) rather than a blend with ``r0``: R N's columns add no torque (Σ_k r_k × (R N)_k = 0,
+    N symmetric) and tr(Rᵀ R N) = tr N to the denominator. Where f's rank is 1 (a rod), the turn about
+    its axis is free and stays that of ``r0``."""
     qw, qx, qy, qz = _quat_of(r0)
     r = _matrix_of(qw, qx, qy, qz)
     for _ in range(max_iterations):
@@ -170,7 +176,7 @@ def polar_rotation(f, r0, tol, max_iterations):
         oy = (r[6] * f[0] - r[0] * f[6]) + (r[7] * f[1] - r[1] * f[7]) + (r[8] * f[2] - r[2] * f[8])
         oz = (r[0] * f[3] - r[3] * f[0]) + (r[1] * f[4] - r[4] * f[1]) + (r[2] * f[5] - r[5] * f[2])
         dot = (r[0] * f[0] + r[3] * f[3] + r[6] * f[6] + r[1] * f[1] + r[4] * f[4] + r[7] * f[7]
-               + r[2] * f[2] + r[5] * f[5] + r[8] * f[8])
+               + r[2] * f[2] + r[5] * f[5] + r[8] * f[8]) + null_rank
         scale = 1.0 / (abs(dot) + 1e-300)
         ox *= scale
         oy *= scale
