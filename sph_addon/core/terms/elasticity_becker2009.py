@@ -147,7 +147,7 @@ class ElasticityBecker2009(Term):
         mat, partner, rest, rot = ctx.material, a["rest_partner"], a["rest_position"], a["rotation"]
         idx = ctx.index_of_id()
         args = (rest, partner, idx, mat, self.solid)
-        with ctx.workspace.borrow((9,), (), (9,), (9,), (9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (
+        with ctx.workspace.borrow((27,), (), (9,), (9,), (9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (
                 corr, wsum, f, p, q, df, dp, dq, blocks, force, tmp):
             k.deformation(ctx.x, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, False, rot, corr, wsum,
                           f, f, p, q)
