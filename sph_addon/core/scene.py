@@ -178,6 +178,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     sources = _list(data, "sources", lambda item, where: _source(item, where, names, base_dir))
     if not sources:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
+    _warn_unseen_solids(materials)
     for k, (kind, p) in enumerate(sources):
         if kind == "inflow" and SOLVERS[materials[names.index(p["material"])].model].keeps_shape:
             raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
@@ -248,6 +249,16 @@ def _materials(items: Any) -> list[Material]:
         params = typed(spec.Params, resolve(spec.parameters, overrides, f"{where}.params", base=base))
         out.append(Material(name, model, preset, params))
     return out
+
+
+def _warn_unseen_solids(materials: list[Material]) -> None:
+    """Warn when solids share a scene with a liquid whose grid projection does not see them: the grid
+    carries that liquid's weight and none of the solids' buoyancy (docs/materials.md, the elastic model)."""
+    solids = [m.name for m in materials if SOLVERS[m.model].keeps_shape]
+    gridded = [m.name for m in materials if getattr(m.params, "pressure_projection", "none") == "grid"]
+    if solids and gridded:
+        log.warning("solids %s do not float in %s: its grid pressure projection does not see them; set its "
+                    "pressure_projection to none for floating solids", ", ".join(solids), ", ".join(gridded))
 
 
 def _moved_preset(spec, preset: str, overrides: Any, where: str) -> tuple[str, Any]:
