@@ -54,7 +54,7 @@ def elastic_forces(sim: Simulation, x: np.ndarray) -> np.ndarray:
     index = np.full(st.next_id, -1, np.int64)
     index[st.ids] = np.arange(n)
     rot = np.tile(np.eye(3).ravel(), (n, 1))
-    corr = np.zeros((n, 27))  # C_i, 3x9 (elasticity_becker2009_kernels.gradient_weight)
+    corr = np.zeros((n, 27))  # C_i, 3x9 (elasticity_becker2009_gradient.gradient_weight)
     f, p, q = (np.zeros((n, 9)) for _ in range(3))
     wsum, out = np.zeros(n), np.zeros((n, 3))
     args = (a["rest_position"], a["rest_partner"], index, st.material, term.solid)

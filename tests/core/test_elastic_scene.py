@@ -22,7 +22,8 @@ def test_jelly_and_rubber_files_load_with_the_elastic_model(caplog):
         scene = parse_scene(scene_dict(materials=[
             {"name": "a", "model": "viscoelastic", "preset": "jelly",
              "params": {"youngs_modulus": 2e4, "springs": "mould", "kinematic_viscosity": 1e-3}},
-            {"name": "b", "preset": "rubber"}]))
+            {"name": "b", "preset": "rubber"}],
+            sources=[{"type": "box", "material": "a", "min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}]))
     a, b = scene.materials
     assert (a.model, a.preset, b.model, b.preset) == ("elastic", "jelly", "elastic", "rubber")
     assert a.params.youngs_modulus == 2e4 and a.params.poisson_ratio == SOLVERS["elastic"].presets["jelly"][
@@ -53,7 +54,9 @@ def test_a_solid_in_a_gridded_liquid_is_warned_about(caplog):
 
 
 def test_derived_constants_are_the_elastic_waves():
-    p = parse_scene(scene_dict(materials=[{"name": "r", "model": "elastic", "preset": "rubber"}])).materials[0].params
+    p = parse_scene(scene_dict(materials=[{"name": "r", "model": "elastic", "preset": "rubber"}],
+                               sources=[{"type": "box", "material": "r", "min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}]
+                               )).materials[0].params
     got = {c.name: c.value for c in SOLVERS["elastic"].derived(p, 0.02, 0.04)}
     e, nu, rho = p.youngs_modulus, p.poisson_ratio, p.density
     assert got["shear_modulus"] == pytest.approx(e / (2 * (1 + nu)))
