@@ -18,13 +18,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+ADDON = "bl_ext.sphdev.sph_addon"  # the module blender_session.start enables the checkout as
 
 
 def enable_extension():
     """Enable the checkout in a throwaway user directory."""
     import blender_session
 
-    bpy, _ = blender_session.start(tempfile.mkdtemp(prefix="sph_samples_user_"))
+    global ADDON
+    bpy, ADDON = blender_session.start(tempfile.mkdtemp(prefix="sph_samples_user_"))
     # No .blend1 backups beside the samples (the throwaway preferences are never saved).
     bpy.context.preferences.filepaths.save_version = 0
     return bpy
@@ -209,11 +211,66 @@ def mud_suzanne(bpy):
     return scene
 
 
+def solid(ob, preset, velocity=(0.0, 0.0, 0.0), **overrides):
+    """Make ``ob`` a Solid of the elastic model's ``preset``: its particles deform the object itself.
+
+    ``overrides`` are parameters set in the panel over the preset's (e.g. ``density``)."""
+    ob.sph.role = 'SOLID'
+    material_preset(ob, preset, model="elastic")
+    for key, value in overrides.items():
+        setattr(ob.sph.material.elastic, key, value)
+    ob.sph.material.initial_velocity = velocity
+    return ob
+
+
+def smooth_after_deform(bpy, ob, levels=2):
+    """Smooth shading and a Subdivision Surface: the replay's SPH Deform goes first in the stack, so the
+    subdivision smooths the mesh as the particles carry it."""
+    for poly in ob.data.polygons:
+        poly.use_smooth = True
+    sub = ob.modifiers.new("Subdivision", 'SUBSURF')
+    sub.levels, sub.render_levels = levels, levels
+
+
+def jelly_material(bpy, ob):
+    """Raspberry jelly: a glossy clear skin over a deep red body (absorption inside the volume)."""
+    mat = bpy.data.materials.new("Jelly")
+    mat.diffuse_color = (0.8, 0.05, 0.1, 1.0)
+    mat.use_nodes = True
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    bsdf = nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (1.0, 0.55, 0.6, 1.0)
+    bsdf.inputs["Roughness"].default_value = 0.04
+    bsdf.inputs["IOR"].default_value = 1.35
+    bsdf.inputs["Transmission Weight"].default_value = 1.0
+    absorb = nodes.new("ShaderNodeVolumeAbsorption")
+    absorb.inputs["Color"].default_value = (0.9, 0.03, 0.08, 1.0)
+    absorb.inputs["Density"].default_value = 12.0
+    links.new(absorb.outputs[0], nodes["Material Output"].inputs["Volume"])
+    ob.data.materials.append(mat)
+
+
+def rounded_box(bpy, name, size, location, cuts=6, bevel=0.025):
+    """A box with bevelled edges and ``cuts`` loops across each face, so the particles can bend its faces."""
+    ob = box(bpy, name, size, location)
+    bpy.ops.object.mode_set(mode='EDIT')
+    bpy.ops.mesh.select_all(action='SELECT')
+    bpy.ops.mesh.subdivide(number_cuts=cuts)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    mod = ob.modifiers.new("Bevel", 'BEVEL')
+    mod.width, mod.segments, mod.limit_method = bevel, 3, 'ANGLE'
+    bpy.ops.object.modifier_apply(modifier=mod.name)
+    return ob
+
+
 def jelly_steps(bpy):
-    """A jelly cube thrown down a flight of steps: an elastic solid that wobbles and bounces."""
+    """A jelly thrown down a flight of steps: a Solid (the elastic model's jelly) whose own bevelled,
+    subdivided mesh wobbles and bounces, with its own glossy translucent material."""
     scene = new_scene(bpy, 60)
-    jelly = box(bpy, "Jelly", (0.2, 0.2, 0.2), (-0.3, 0.0, 0.75))
-    fluid(bpy, jelly, "jelly", velocity=(0.6, 0.0, 0.0))
+    jelly = rounded_box(bpy, "Jelly", (0.2, 0.2, 0.2), (-0.3, 0.0, 0.75))
+    solid(jelly, "jelly", velocity=(1.2, 0.0, 0.0))
+    jelly_material(bpy, jelly)
+    smooth_after_deform(bpy, jelly)
     steps = [box(bpy, f"Step {k}", (0.3, 0.6, h), (x, 0.0, h / 2))
              for k, (x, h) in enumerate(((-0.3, 0.45), (0.0, 0.3), (0.3, 0.15)))]
     bpy.ops.object.select_all(action='DESELECT')
@@ -224,15 +281,77 @@ def jelly_steps(bpy):
     steps[0].name = "Steps"
     material(bpy, steps[0], "Stone", (0.5, 0.5, 0.5, 1.0))
     collider(steps[0], friction=0.3)
-    domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps")
+    dom = domain(bpy, "Domain", (-0.6, -0.4, 0.0), (0.8, 0.4, 1.0), 0.02, 60, "jelly_steps")
+    # The jelly renders itself (its own mesh deformed): a surface of its particles would show it twice.
+    dom.sph.domain.surface_enabled = False
     # The cube's whole path: thrown from 0.66-0.84 m at x = -0.3, it bounces down to the Domain's
     # far wall (x = 0.8) and settles there (render_sample_docs.py --check-framing).
     camera_and_light(bpy, scene, (0.2, -2.7, 1.05), (0.2, 0.0, 0.42))
     return scene
 
 
+def water_hiding_material(bpy, hidden: int):
+    """The water look for the surface, transparent where the vertex's ``material`` is ``hidden``.
+
+    The surface stage meshes every material's particles, a Solid's too; the Solid renders itself
+    (its own mesh deformed), so its particles' surface is made invisible here. Given to the
+    Domain, it replaces the replay's default look (``liquid_materials``)."""
+    import importlib
+
+    looks = importlib.import_module(f"{ADDON}.sph_addon.blender.liquid_materials")
+    mat = bpy.data.materials.new("Water, Solid Hidden")
+    mat.use_nodes = True
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    water = nodes["Principled BSDF"]
+    looks._set_look(water, looks.look("viscoelastic", "water"))
+    attr = nodes.new("ShaderNodeAttribute")
+    attr.attribute_type, attr.attribute_name = 'GEOMETRY', looks.ATTRIBUTE
+    is_hidden = nodes.new("ShaderNodeMath")
+    is_hidden.operation = 'COMPARE'
+    is_hidden.inputs[1].default_value, is_hidden.inputs[2].default_value = float(hidden), 0.5
+    links.new(next(o for o in attr.outputs if o.name in ("Fac", "Factor")), is_hidden.inputs[0])
+    mix = nodes.new("ShaderNodeMixShader")
+    links.new(is_hidden.outputs[0], mix.inputs["Fac"])
+    links.new(water.outputs["BSDF"], mix.inputs[1])
+    links.new(nodes.new("ShaderNodeBsdfTransparent").outputs[0], mix.inputs[2])
+    links.new(mix.outputs["Shader"], nodes["Material Output"].inputs["Surface"])
+    mat.diffuse_color = (0.85, 0.95, 1.0, 1.0)
+    return mat
+
+
+def rubber_suzanne(bpy):
+    """A rubber Suzanne dropped into a pool of water: a Solid lighter than water that floats and bobs.
+
+    Suzanne is the elastic model's rubber with its density set to 550 kg/m³ in the panel; the water's
+    Pressure Projection is None (the grid's pressure solve does not see Solids: with Grid she sinks)."""
+    scene = new_scene(bpy, 36)
+    pool = box(bpy, "Water", (0.6, 0.6, 0.15), (0.0, 0.0, 0.075))
+    fluid(bpy, pool, "water")
+    pool.sph.material.viscoelastic.pressure_projection = 'none'
+    bpy.ops.mesh.primitive_monkey_add(size=0.22, location=(0.0, 0.0, 0.36), rotation=(-0.35, 0.0, 0.3))
+    monkey = bpy.context.object
+    monkey.name = "Suzanne"
+    bpy.ops.object.transform_apply(location=False, rotation=True, scale=True)
+    solid(monkey, "rubber", density=550.0)
+    rubber = bpy.data.materials.new("Yellow Rubber")
+    rubber.diffuse_color = (0.9, 0.65, 0.05, 1.0)
+    rubber.use_nodes = True
+    bsdf = rubber.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.9, 0.6, 0.03, 1.0)
+    bsdf.inputs["Roughness"].default_value = 0.35
+    monkey.data.materials.append(rubber)
+    smooth_after_deform(bpy, monkey)
+    floor = box(bpy, "Pool Floor", (0.7, 0.7, 0.04), (0.0, 0.0, -0.02))
+    material(bpy, floor, "Tiles", (0.15, 0.35, 0.45, 1.0))
+    dom = domain(bpy, "Domain", (-0.3, -0.3, 0.0), (0.3, 0.3, 0.5), 0.03, 36, "rubber_suzanne")
+    # Materials: the Fluids first, then the Solids (export.build_scene): the water is 0, Suzanne 1.
+    dom.data.materials.append(water_hiding_material(bpy, hidden=1))
+    camera_and_light(bpy, scene, (0.0, -1.7, 0.85), (0.0, 0.0, 0.17))
+    return scene
+
+
 SAMPLES = {"dam_break": dam_break, "honey_stool": honey_stool, "mud_suzanne": mud_suzanne,
-           "jelly_steps": jelly_steps}
+           "jelly_steps": jelly_steps, "rubber_suzanne": rubber_suzanne}
 
 
 def main(argv=None) -> int:

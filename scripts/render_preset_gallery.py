@@ -2,14 +2,17 @@
 
     .venv-bpy-4.5/bin/python scripts/render_preset_gallery.py [--work out/preset_gallery] [--only honey jelly]
 
-For every preset of the viscoelastic model (``core/solvers/presets.py``) a scene is built with the
-sample builders of ``make_samples.py``: a 10 cm cube of the preset, its bottom 5 cm above the floor,
-at 1 cm spacing (~1,000 particles, so each bake takes a minute or so), in a Domain whose closed
-borders are the floor, with a floor plane that only renders. It is baked and meshed with the farm
-command's code path (as ``render_sample_docs.py`` does) and rendered with Cycles by
-``render_sample_docs.render``, small and denoised, to ``docs/images/preset_<name>.png``. The liquid
-renders with the preset's own look (``blender/liquid_materials.py``, through the replay): no
-material is set here.
+For every preset of the viscoelastic and elastic models (``core/solvers/presets.py``) a scene is
+built with the sample builders of ``make_samples.py``: a 10 cm cube of the preset, its bottom 5 cm
+above the floor, at 1 cm spacing (~1,000 particles, so each bake takes a minute or so), in a Domain
+whose closed borders are the floor, with a floor plane that only renders. It is baked (and, for a
+liquid, meshed) with the farm command's code path (as ``render_sample_docs.py`` does) and rendered
+with Cycles by ``render_sample_docs.render``, small and denoised, to
+``docs/images/preset_<name>.png``. A viscoelastic preset is a Fluid and renders as its meshed surface
+with the preset's own look (``blender/liquid_materials.py``, through the replay): no material is set
+here. An elastic preset is a Solid: the cube's own mesh (5 loops across each face, bevelled edges, a
+Subdivision Surface after the replay's SPH Deform) deformed by its particles, with a material of
+this script's (``ELASTIC_LOOKS``; the Domain's Surface is off, as Quick Jelly leaves it).
 """
 
 from __future__ import annotations
@@ -25,28 +28,76 @@ import make_samples
 import render_sample_docs
 
 ROOT = blender_session.ROOT
-MODEL = "viscoelastic"
+MODELS = ("viscoelastic", "elastic")
 SPACING = 0.01  # m: ~1,000 particles in the 10 cm cube
 SIZE = 0.1  # m: the cube's edge
 DROP = 0.05  # m: from the floor to the cube's bottom
 FRAME = 25  # 1 s after release at Blender's default 24 fps (the bake starts at frame 1)
 
 
-def presets(module: str) -> list[str]:
-    """The model's presets in the order ``presets.py`` declares them."""
+# The elastic presets' materials (Principled BSDF; the replay has no look for a Solid: it renders
+# with its own material): what each substance does to light.
+ELASTIC_LOOKS = {
+    # Raspberry jelly, as sample_blends/jelly_steps.blend: clear glossy skin, deep red body.
+    "jelly": dict(base=(1.0, 0.55, 0.6), roughness=0.04, transmission=1.0, absorb=(0.9, 0.03, 0.08)),
+    # A green gummy candy: translucent, a little hazy (rougher than jelly).
+    "gummy": dict(base=(0.6, 1.0, 0.5), roughness=0.2, transmission=1.0, absorb=(0.15, 0.8, 0.05)),
+    # Soft silicone: milky, translucent by subsurface scattering, satin.
+    "silicone": dict(base=(0.85, 0.9, 0.95), roughness=0.35, subsurface=1.0),
+    # Soft rubber: opaque charcoal with a satin sheen (the old viscoelastic rubber's look).
+    "rubber": dict(base=(0.04, 0.04, 0.045), roughness=0.45),
+    # Flesh: pink, skin-like subsurface scattering reddened inside.
+    "flesh": dict(base=(0.85, 0.5, 0.45), roughness=0.5, subsurface=1.0),
+}
+
+
+def presets(module: str) -> dict[str, str]:
+    """{preset: model} of the models' presets, in the order ``presets.py`` declares them."""
     solvers = importlib.import_module(f"{module}.sph_addon.core.solvers")
-    return list(solvers.SOLVERS[MODEL].presets)
+    return {name: model for model in MODELS for name in solvers.SOLVERS[model].presets}
 
 
-def build(bpy, preset: str, work: Path) -> Path:
+def elastic_material(bpy, ob, preset: str) -> None:
+    """Give ``ob`` the material of ``ELASTIC_LOOKS[preset]``."""
+    lk = ELASTIC_LOOKS.get(preset, dict(base=(0.3, 0.58, 0.95), roughness=0.15))
+    mat = bpy.data.materials.new(preset.title())
+    mat.diffuse_color = (*lk["base"], 1.0)
+    mat.use_nodes = True
+    nodes = mat.node_tree.nodes
+    bsdf = nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (*lk["base"], 1.0)
+    bsdf.inputs["Roughness"].default_value = lk["roughness"]
+    bsdf.inputs["Transmission Weight"].default_value = lk.get("transmission", 0.0)
+    bsdf.inputs["IOR"].default_value = 1.4
+    if lk.get("subsurface"):
+        bsdf.inputs["Subsurface Weight"].default_value = lk["subsurface"]
+        bsdf.inputs["Subsurface Radius"].default_value = (1.0, 0.35, 0.25)
+        bsdf.inputs["Subsurface Scale"].default_value = 0.01
+    if "absorb" in lk:  # coloured inside: thick parts are deeper than thin ones
+        absorb = nodes.new("ShaderNodeVolumeAbsorption")
+        absorb.inputs["Color"].default_value = (*lk["absorb"], 1.0)
+        absorb.inputs["Density"].default_value = 20.0
+        mat.node_tree.links.new(absorb.outputs[0], nodes["Material Output"].inputs["Volume"])
+    ob.data.materials.append(mat)
+
+
+def build(bpy, preset: str, model: str, work: Path) -> Path:
     """Save ``<work>/preset_<preset>.blend``: the cube, its Domain, a render floor, camera and light."""
     scene = make_samples.new_scene(bpy, FRAME)
     scene.render.use_motion_blur = False  # the gallery compares shapes: keep their edges sharp
-    cube = make_samples.box(bpy, preset.title(), (SIZE,) * 3, (0.0, 0.0, DROP + SIZE / 2))
-    make_samples.fluid(bpy, cube, preset)
+    centre = (0.0, 0.0, DROP + SIZE / 2)
     half = 0.25  # the Domain reaches past where water spreads in 1 s
-    make_samples.domain(bpy, "Domain", (-half, -half, 0.0), (half, half, 0.3), SPACING, FRAME,
-                        f"preset_{preset}")
+    dom = make_samples.domain(bpy, "Domain", (-half, -half, 0.0), (half, half, 0.3), SPACING, FRAME,
+                              f"preset_{preset}")
+    if model == "elastic":
+        cube = make_samples.rounded_box(bpy, preset.title(), (SIZE,) * 3, centre, cuts=5, bevel=0.008)
+        make_samples.solid(cube, preset)
+        elastic_material(bpy, cube, preset)
+        make_samples.smooth_after_deform(bpy, cube)
+        dom.sph.domain.surface_enabled = False  # the Solid renders itself
+    else:
+        cube = make_samples.box(bpy, preset.title(), (SIZE,) * 3, centre)
+        make_samples.fluid(bpy, cube, preset)
     bpy.ops.mesh.primitive_plane_add(size=2 * half, location=(0.0, 0.0, 0.0))
     floor = bpy.context.object
     floor.name = "Render Floor"
@@ -72,10 +123,10 @@ def main(argv=None) -> int:
     names = presets(module)
     unknown = set(args.only or ()) - set(names)
     if unknown:
-        parser.error(f"unknown presets {sorted(unknown)}; {MODEL} has {names}")
+        parser.error(f"unknown presets {sorted(unknown)}; the models have {list(names)}")
     for name in args.only or names:
-        blend = build(bpy, name, work)
-        code = render_sample_docs.bake_and_mesh(cli, name, blend, FRAME)
+        blend = build(bpy, name, names[name], work)
+        code = render_sample_docs.bake_and_mesh(cli, name, blend, FRAME, mesh=names[name] != "elastic")
         if code != 0:
             return code
         render_sample_docs.render(bpy, blend, FRAME, Path(args.out).resolve() / f"preset_{name}.png", args)

@@ -25,14 +25,16 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import blender_session
 
 ROOT = blender_session.ROOT
 # The frames shown: the start of the motion, the middle of the action and the end of the range
-# (honey: the thread reaching the seat, a ring laid on its stack, the pour's last coils).
+# (honey: the thread reaching the seat, a ring laid on its stack, the pour's last coils; rubber
+# Suzanne: falling, the splash, floating).
 FRAMES = {"dam_break": (1, 16, 60), "honey_stool": (12, 36, 72), "mud_suzanne": (1, 30, 60),
-          "jelly_steps": (1, 20, 60)}
+          "jelly_steps": (1, 9, 60), "rubber_suzanne": (3, 8, 36)}
 
 
 def prepare(bpy, name: str, work: Path, rebake: bool = False, source: Path = ROOT / "sample_blends") -> Path:
@@ -160,9 +162,11 @@ def render(bpy, blend: Path, frame: int, out: Path, args) -> None:
     print(f"rendered {blend.stem} frame {frame} in {time.perf_counter() - t0:.1f} s: {out}", flush=True)
 
 
-def bake_and_mesh(cli, name: str, blend: Path, frame: int) -> int:
-    """Bake ``blend`` up to ``frame`` and mesh that frame with the farm command's code path; its exit code."""
-    for command in (["bake", str(blend), "--frames", f"1-{frame}"], ["mesh", str(blend), "--frames", f"{frame}"]):
+def bake_and_mesh(cli, name: str, blend: Path, frame: int, mesh: bool = True) -> int:
+    """Bake ``blend`` up to ``frame`` and (``mesh``) mesh that frame with the farm command's code path; its exit
+    code."""
+    commands = [["bake", str(blend), "--frames", f"1-{frame}"], ["mesh", str(blend), "--frames", f"{frame}"]]
+    for command in commands[:1 + mesh]:
         t0 = time.perf_counter()
         code = cli.run(command)
         print(f"{name}: {command[0]} exit {code} in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -184,7 +188,15 @@ def mesh_frames(bpy, cli, name: str, blend: Path, frames) -> int:
 
     The copy in the work folder is fresh from sample_blends/ (its cache kept): each ``mesh`` run
     gives it the replay objects (``baking.finish``) but, like a farm's meshing task, never saves.
+    A Domain whose Surface is off (Solids only: they render themselves) is not meshed: it gets its
+    replay objects and its Solids' SPH Deform as a bake's end gives them (``baking.finish``).
     """
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    domain = _domain(bpy)
+    if not domain.sph.domain.surface_enabled:
+        cli.baking.finish(bpy.context.scene, SimpleNamespace(domain_name=domain.name))
+        bpy.ops.wm.save_mainfile()
+        return 0
     for frame in frames:
         t0 = time.perf_counter()
         code = cli.run(["mesh", str(blend), "--frames", f"{frame}-{frame}"])

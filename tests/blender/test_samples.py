@@ -3,7 +3,9 @@
 ``scripts/make_samples.py`` saves them with Blender 4.2 and the current add-on: opening one logs
 nothing from the add-on (no "settings of an older version were dropped" note from the migration),
 and the Domain has no material of its own, which would replace each preset's look
-(``liquid_materials``). Whether each camera frames its liquid needs a bake:
+(``liquid_materials``), except in ``rubber_suzanne``: there the Domain's material is the water look
+with the Solid's particles' surface made transparent (the Solid renders itself, its own mesh
+deformed). Whether each camera frames its liquid needs a bake:
 ``scripts/render_sample_docs.py --check-framing``.
 """
 
@@ -14,7 +16,11 @@ import bpy
 import pytest
 from conftest import ADDON_MODULE, ROOT
 
-SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps")
+SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne")
+# (model, preset) of each sample's Fluids, Inflows and Solids.
+PRESETS = {"dam_break": {("viscoelastic", "water")}, "honey_stool": {("viscoelastic", "honey")},
+           "mud_suzanne": {("viscoelastic", "mud")}, "jelly_steps": {("elastic", "jelly")},
+           "rubber_suzanne": {("viscoelastic", "water"), ("elastic", "rubber")}}
 
 
 @pytest.mark.smoke
@@ -31,10 +37,13 @@ def test_sample_opens_without_notes_and_keeps_the_preset_look(ext, tmp_path, emp
     domains = [ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN']
     assert len(domains) == 1
     domain = domains[0]
-    assert not [m for m in domain.data.materials if m is not None], "a Domain material replaces the preset's look"
-    assert not [s for s in domain.material_slots if s.material is not None]
-    presets = {ob.sph.material.viscoelastic.preset for ob in bpy.context.scene.objects
-               if ob.sph.role in {'FLUID', 'INFLOW'}}
-    assert presets == {"dam_break": {"water"}, "honey_stool": {"honey"}, "mud_suzanne": {"mud"},
-                       "jelly_steps": {"jelly"}}[name]
+    materials = [m.name for m in domain.data.materials if m is not None]
+    if name == "rubber_suzanne":
+        assert materials == ["Water, Solid Hidden"]
+    else:
+        assert materials == [], "a Domain material replaces the preset's look"
+        assert not [s for s in domain.material_slots if s.material is not None]
+    presets = {(ob.sph.material.model, getattr(ob.sph.material, ob.sph.material.model).preset)
+               for ob in bpy.context.scene.objects if ob.sph.role in {'FLUID', 'INFLOW', 'SOLID'}}
+    assert presets == PRESETS[name]
     assert bpy.context.scene.camera is not None
