@@ -29,11 +29,10 @@ def _fixture(name: str, ext) -> dict:
     data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
     solvers = ext.core("solvers").SOLVERS
     for m in data["materials"]:
-        moved = solvers[m["model"]].moved_presets.get(m["preset"])
-        if moved:
+        if m != record_exports.with_moved_presets(m, solvers):
             # A preset another model has now (jelly): that model with the preset's own values; the old
             # model's values stay in its group, unused.
-            m["model"], m["params"] = moved, {}
+            m.update(record_exports.with_moved_presets(m, solvers))
             continue
         m["params"] = {k: v for k, v in m["params"].items() if k not in REMOVED.get(m["model"], {})}
         today = ext.sub("properties").preset_values(m["model"], m["preset"])

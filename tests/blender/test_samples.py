@@ -33,8 +33,9 @@ def test_sample_opens_without_notes_and_keeps_the_preset_look(ext, tmp_path, emp
     domain = domains[0]
     assert not [m for m in domain.data.materials if m is not None], "a Domain material replaces the preset's look"
     assert not [s for s in domain.material_slots if s.material is not None]
-    presets = {ob.sph.material.viscoelastic.preset for ob in bpy.context.scene.objects
-               if ob.sph.role in {'FLUID', 'INFLOW'}}
+    props = ext.sub("properties")
+    presets = {props.preset_of(props.model_group(ob.sph.material)) for ob in bpy.context.scene.objects
+               if ob.sph.role in props.MATERIAL_ROLES}
     assert presets == {"dam_break": {"water"}, "honey_stool": {"honey"}, "mud_suzanne": {"mud"},
                        "jelly_steps": {"jelly"}}[name]
     assert bpy.context.scene.camera is not None
