@@ -327,17 +327,17 @@ def _move_preset(material, group, model: str, preset: str, target: str, keep_mod
     spec = SOLVERS.get(target)
     where = (f"preset {preset!r} of the {model_label(model)} model is now the "
              f"{model_label(target) if spec is not None else target} model's")
-    if material.model != model or keep_model:
+    if material.model != model:
         log.warning("%s: %s; the %s settings (not the material's model) keep their values under preset %r",
-                    ob.name, where, model_label(model), getattr(group, "preset", ""))
+                    ob.name, where, model_label(model), group.preset)
         return
-    if spec is None or preset not in spec.presets:
-        log.warning("%s: %s, which this version does not have; the %s settings keep their values under "
-                    "preset %r", ob.name, where, model_label(model), getattr(group, "preset", ""))
-        return
-    if ob.sph.role == 'INFLOW' and getattr(spec, "keeps_shape", False):
-        log.warning("%s: %s, which an Inflow cannot emit; the material stays %s with the values the preset had, "
-                    "under preset %r", ob.name, where, model_label(model), getattr(group, "preset", ""))
+    why = ("the model was just chosen" if keep_model
+           else "this version does not have it" if spec is None or preset not in spec.presets
+           else "an Inflow cannot emit it" if ob.sph.role == 'INFLOW' and getattr(spec, "keeps_shape", False)
+           else "")
+    if why:
+        log.warning("%s: %s (%s); the material stays %s with the values the preset had, under preset %r",
+                    ob.name, where, why, model_label(model), group.preset)
         return
     _set_by_identifier(material, "model", target, ob)  # raw: the selector's update would upgrade again
     new = getattr(material, target)
