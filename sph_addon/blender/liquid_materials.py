@@ -11,22 +11,31 @@ honey. Looks were chosen from what each substance does to light:
   deep amber through thick ones (the tint is applied at each surface crossing);
 - mud: opaque dark brown with a thin glossy wet film (a clear coat);
 - slime: green, mostly transmissive and glossy;
-- jelly: red, translucent by subsurface scattering (light enters, scatters, comes out
-  reddened), with a glossy skin;
 - plasticine: opaque, matte, with a little subsurface softness;
 - oil: golden and clear, refractive (IOR 1.47, olive oil's), smooth;
 - chocolate: opaque dark brown, glossy (a clear coat on a fat surface);
 - toothpaste: opaque white, a soft sheen, a touch of subsurface (a paste scatters light);
 - dough: pale beige, matte, soft subsurface scattering (flour and water);
-- rubber: opaque charcoal, a satin sheen.
+
+and the soft solids of the elastic model:
+
+- jelly: red, translucent by subsurface scattering (light enters, scatters, comes out
+  reddened), with a glossy skin;
+- gummy: orange, translucent (mostly transmissive, IOR 1.47 of a sugar gel) with a frosted
+  surface and some scattering inside;
+- silicone: off-white, matte, translucent by wide subsurface scattering (IOR 1.41, silicone's);
+- rubber: opaque charcoal, a satin sheen;
+- flesh: a skin tone, subsurface scattering that reaches farthest in red (as skin's does).
 
 Presets belong to a model (two models may each have a ``water``), so a look is keyed by the
 model and the preset. A preset with no look here (a model added later) gets the neutral
 light-blue glossy look the replay used before. The material is built once per list of
 (model, preset) pairs and shared; the replay uses it only where the artist set no material of
 their own (``replay.ensure_replay``). Materials made up to commit 45ad05e are keyed by their
-presets alone (every bake was viscoelastic then): :func:`material_for` finds them under that key
-and re-keys them, so a file saved then keeps its material. Main thread only, like all bpy.
+presets alone (every bake was viscoelastic then), and jelly and rubber were viscoelastic presets
+until they moved to the elastic model (``moved_presets``): :func:`material_for` finds a material
+under those older keys and re-keys it, so a file saved then keeps its material, and a bake made
+then (its cache names the old model) still gets the preset's look. Main thread only, like all bpy.
 """
 
 from __future__ import annotations
@@ -71,8 +80,6 @@ LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
     "honey": Look(color=(1.0, 0.42, 0.03), roughness=0.05, ior=1.49, transmission=1.0),
     "mud": Look(color=(0.09, 0.055, 0.03), roughness=0.55, coat=0.35, coat_roughness=0.12),
     "slime": Look(color=(0.35, 0.9, 0.08), roughness=0.08, ior=1.4, transmission=0.85, coat=0.2),
-    "jelly": Look(color=(0.9, 0.08, 0.12), roughness=0.12, ior=1.4, subsurface=1.0,
-                  subsurface_radius=(1.0, 0.2, 0.2), subsurface_scale=0.08, coat=0.6),
     "plasticine": Look(color=(0.7, 0.25, 0.09), roughness=0.8, specular=0.25, subsurface=0.1,
                        subsurface_radius=(1.0, 0.5, 0.3), subsurface_scale=0.005),
     "oil": Look(color=(0.95, 0.72, 0.12), roughness=0.02, ior=1.47, transmission=1.0),
@@ -81,14 +88,28 @@ LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
                        subsurface_radius=(1.0, 1.0, 1.0), subsurface_scale=0.005),
     "dough": Look(color=(0.86, 0.74, 0.55), roughness=0.85, specular=0.3, subsurface=0.4,
                   subsurface_radius=(1.0, 0.8, 0.6), subsurface_scale=0.01),
+}, "elastic": {
+    "jelly": Look(color=(0.9, 0.08, 0.12), roughness=0.12, ior=1.4, subsurface=1.0,
+                  subsurface_radius=(1.0, 0.2, 0.2), subsurface_scale=0.08, coat=0.6),
+    "gummy": Look(color=(1.0, 0.3, 0.01), roughness=0.3, ior=1.47, transmission=0.8, subsurface=0.3,
+                  subsurface_radius=(1.0, 0.4, 0.1), subsurface_scale=0.02),
+    "silicone": Look(color=(0.88, 0.87, 0.83), roughness=0.6, ior=1.41, subsurface=1.0,
+                     subsurface_radius=(1.0, 0.95, 0.85), subsurface_scale=0.03, specular=0.4),
     "rubber": Look(color=(0.04, 0.04, 0.045), roughness=0.45, specular=0.4),
+    "flesh": Look(color=(0.8, 0.5, 0.4), roughness=0.45, ior=1.4, subsurface=1.0,
+                  subsurface_radius=(1.0, 0.2, 0.1), subsurface_scale=0.01),
 }}
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 
 
 def look(model: str, preset: str) -> Look:
-    """The look of ``model``'s ``preset``; the neutral one for a preset (or model) without a look."""
-    return LOOKS.get(model, {}).get(preset, FALLBACK)
+    """The look of ``model``'s ``preset`` (of the model it moved to, for a preset ``model`` gave away);
+    the neutral one for a preset (or model) without a look."""
+    found = LOOKS.get(model, {}).get(preset)
+    if found is None:
+        moved = getattr(SOLVERS.get(model), "moved_presets", {}).get(preset)
+        found = LOOKS.get(moved, {}).get(preset) if moved else None
+    return found or FALLBACK
 
 
 def cache_looks(cache_root: Path) -> list[tuple[str, str]] | None:
@@ -123,12 +144,27 @@ def _preset_key(looks: list[tuple[str, str]]) -> str | None:
     return ",".join(preset for _, preset in looks) or "-"
 
 
+def _moved_from(model: str, preset: str) -> str:
+    """The model that had ``preset`` before it moved to ``model`` (``moved_presets``); else ``model``."""
+    return next((name for name, spec in SOLVERS.items()
+                 if getattr(spec, "moved_presets", {}).get(preset) == model), model)
+
+
+def _old_keys(looks: list[tuple[str, str]]) -> list[str]:
+    """The tags the same material can have had in older versions, newest first: each moved preset
+    under the model it moved from, then presets alone (up to commit 45ad05e)."""
+    before = [(_moved_from(model, preset), preset) for model, preset in looks]
+    keys = [looks_key(before)] if before != looks else []
+    keys += [key for key in (_preset_key(looks), _preset_key(before)) if key]
+    return list(dict.fromkeys(keys))
+
+
 def material_for(looks: list[tuple[str, str]]) -> bpy.types.Material:
     """The shared material giving material index ``i`` the look of ``looks[i]`` (model, preset), built once."""
-    key, old = looks_key(looks), _preset_key(looks)
+    key = looks_key(looks)
     local = [mat for mat in bpy.data.materials if mat.library is None and mat.get(TAG)]
-    for wanted in (key, old):
-        mat = next((mat for mat in local if mat.get(TAG) == wanted), None) if wanted else None
+    for wanted in (key, *_old_keys(looks)):
+        mat = next((mat for mat in local if mat.get(TAG) == wanted), None)
         if mat is not None:
             mat[TAG] = key
             return mat

@@ -29,6 +29,16 @@ parameters measure something else); they are dropped, with one console note
 refuses them instead (each model's ``removed_parameters``): only the add-on drops
 values silently enough to need the note.
 
+Presets a model gave to another (its ``moved_presets``: the viscoelastic model's
+jelly and rubber are the elastic model's soft solids now) may still be stored in
+the old model's group, as the stable number of an identifier that is no longer
+one of its items. The material then takes the model that has the preset now, with
+that preset chosen in its group (its values filled as choosing it does), and keeps
+its role; one console note per object says so. An Inflow keeps the old model where
+the new one's particles keep their shape (``keeps_shape``: an Inflow cannot emit
+them): its values stay, under the old model's default preset. A group that is not
+the material's model only loses the preset it no longer has.
+
 Domains saved before *Render Particles* existed rendered their particle object
 unless the artist hid it by hand. Such a Domain stores no value for the setting;
 :func:`upgrade_render_particles` stores what its particle object does, so the file
@@ -50,6 +60,7 @@ import logging
 import bpy
 from bpy.app.handlers import persistent
 
+from ..core.blender_names import stable_number
 from ..core.solvers import SOLVERS
 from . import replay
 
@@ -149,6 +160,14 @@ def _is_position(value, table) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(table)
 
 
+def _moved_from(path: str, name: str):
+    """The presets the model of the group at ``path`` moved to other models (``moved_presets``)."""
+    model = path.removeprefix("material.")
+    if name != "preset" or model == path or model not in SOLVERS:
+        return {}
+    return getattr(SOLVERS[model], "moved_presets", {})
+
+
 def _positions(settings) -> list[tuple[object, str, tuple[str, ...]]]:
     """The enums under ``ob.sph`` that still hold a position: (group, property name, old items)."""
     found = []
@@ -159,14 +178,18 @@ def _positions(settings) -> list[tuple[object, str, tuple[str, ...]]]:
     return found
 
 
-def _set_by_identifier(group, name: str, identifier: str, ob) -> None:
+def _set_by_identifier(group, name: str, identifier: str, ob, moved=()) -> None:
     """Store enum ``name`` as the item ``identifier`` (its stable number), raw: no update runs.
 
-    An item this version no longer has is dropped with a warning (the property reads its default).
+    An item this version no longer has is dropped with a warning (the property reads its default),
+    unless it is in ``moved`` (a preset another model has now): its stable number is stored, and
+    :func:`upgrade` gives the material that model (:func:`_moved_presets`).
     """
     items = group.bl_rna.properties[name].enum_items
     if identifier in items:
         group[name] = items[identifier].value
+    elif identifier in moved:
+        group[name] = stable_number(identifier)
     else:
         log.warning("%s: old setting %s=%r is not a choice of this version; the default is used",
                     ob.name, name, identifier)
@@ -176,8 +199,10 @@ def _set_by_identifier(group, name: str, identifier: str, ob) -> None:
 
 def pending(material) -> bool:
     """True when the object of ``ob.sph.material`` still holds old values: layout-1 values on the
-    material (e.g. an object appended from an old file) or enums stored by position."""
-    return _holds_layout1(material) or bool(_positions(material.id_data.sph))
+    material (e.g. an object appended from an old file), enums stored by position or a preset its
+    model gave to another."""
+    return (_holds_layout1(material) or bool(_positions(material.id_data.sph))
+            or bool(_moved_presets(material)))
 
 
 def _move_layout1(material, keep_model: bool, dropped: dict[str, object]) -> None:
@@ -207,7 +232,8 @@ def _move_layout1(material, keep_model: bool, dropped: dict[str, object]) -> Non
         elif key in _LAYOUT1_ENUMS:
             # Stored by position in the old list: set as the item it meant.
             if _is_position(value, _LAYOUT1_ENUMS[key]):
-                _set_by_identifier(group, key, _LAYOUT1_ENUMS[key][value], ob)
+                _set_by_identifier(group, key, _LAYOUT1_ENUMS[key][value], ob,
+                                   spec.moved_presets if key == "preset" else ())
             else:
                 log.warning("%s: old material setting %s=%r is no known choice; dropped", ob.name, key, value)
         else:
@@ -238,11 +264,12 @@ def upgrade(material, keep_model: bool = False) -> bool:
     """
     settings = material.id_data.sph
     legacy = _holds_layout1(material)
-    if not legacy and not _positions(settings) and not _removed_values(material) and not _new_parameters(material):
+    if (not legacy and not _positions(settings) and not _moved_presets(material) and not _removed_values(material)
+            and not _new_parameters(material)):
         return False
     ob = material.id_data
     if getattr(ob, "library", None) is not None:
-        if legacy or _positions(settings):
+        if legacy or _positions(settings) or _moved_presets(material):
             log.warning("%s is linked from %s and keeps its old settings until upgraded there",
                         ob.name, ob.library.filepath)
         # Removed parameters alone are harmless: nothing reads them (the export reads declared ones).
@@ -250,8 +277,12 @@ def upgrade(material, keep_model: bool = False) -> bool:
     dropped: dict[str, dict[str, object]] = {}  # model -> removed parameter -> value
     if legacy:
         _move_layout1(material, keep_model, dropped.setdefault(_LAYOUT1_MODEL, {}))
-    for group, name, table in _positions(settings):
-        _set_by_identifier(group, name, table[group[name]], ob)
+    for (path, name), table in POSITIONAL.items():
+        group = _group(settings, path)
+        if group is not None and _is_position(group.get(name), table):
+            _set_by_identifier(group, name, table[group[name]], ob, _moved_from(path, name))
+    for group, model, preset, target in _moved_presets(material):
+        _move_preset(material, group, model, preset, target, keep_model)
     for group, model, name in _removed_values(material):
         dropped.setdefault(model, {}).setdefault(name, _plain(group[name]))
         del group[name]
@@ -260,6 +291,60 @@ def upgrade(material, keep_model: bool = False) -> bool:
     if any(dropped.values()):
         _note_dropped(ob, dropped)
     return True
+
+
+def _moved_presets(material) -> list[tuple[object, str, str, str]]:
+    """Model groups storing a preset their model gave to another: (group, model, preset, new model).
+
+    The group stores the preset's stable number, no longer an item of its menu (it reads ``""``).
+    """
+    found = []
+    for model, spec in SOLVERS.items():
+        moved = getattr(spec, "moved_presets", {})
+        group = getattr(material, model, None) if moved else None
+        stored = group.get("preset") if group is not None else None
+        if stored is None:
+            continue
+        found += [(group, model, preset, target) for preset, target in moved.items()
+                  if preset not in spec.presets and stored == stable_number(preset)]
+    return found
+
+
+def _move_preset(material, group, model: str, preset: str, target: str, keep_model: bool) -> None:
+    """Give the material the model ``preset`` moved to, with that preset chosen there; one note.
+
+    The old group loses the preset (its menu reads its default); its values stay, unused unless
+    the artist chooses that model again. The material keeps its model where it is not ``model``
+    (another model was chosen), ``keep_model`` (the artist has just chosen it), the new model or
+    preset is not registered, or the object is an Inflow and the new model's particles keep their
+    shape (an Inflow cannot emit them): the old values then stay the material's, under the
+    default preset.
+    """
+    from .properties import model_label  # properties imports this module
+
+    ob = material.id_data
+    del group["preset"]
+    spec = SOLVERS.get(target)
+    where = (f"preset {preset!r} of the {model_label(model)} model is now the "
+             f"{model_label(target) if spec is not None else target} model's")
+    if material.model != model:
+        log.warning("%s: %s; the %s settings (not the material's model) keep their values under preset %r",
+                    ob.name, where, model_label(model), group.preset)
+        return
+    why = ("the model was just chosen" if keep_model
+           else "this version does not have it" if spec is None or preset not in spec.presets
+           else "an Inflow cannot emit it" if ob.sph.role == 'INFLOW' and getattr(spec, "keeps_shape", False)
+           else "")
+    if why:
+        log.warning("%s: %s (%s); the material stays %s with the values the preset had, under preset %r",
+                    ob.name, where, why, model_label(model), group.preset)
+        return
+    _set_by_identifier(material, "model", target, ob)  # raw: the selector's update would upgrade again
+    new = getattr(material, target)
+    new[INITIALISED] = True
+    new.preset = preset  # its update fills the values, as choosing the preset does
+    log.warning("%s: %s: the material now uses the %s model with preset %r (the %s settings are kept in "
+                "their own group)", ob.name, where, model_label(target), preset, model_label(model))
 
 
 def _new_parameters(material) -> list[tuple[object, str, str]]:

@@ -67,6 +67,14 @@ def build_old_layout_file(bpy, path: Path) -> None:
     bpy.ops.wm.save_as_mainfile(filepath=str(path), compress=True)
 
 
+def with_moved_presets(material: dict, solvers) -> dict:
+    """A recorded material as this version exports it where its preset has moved to another model
+    (``moved_presets``: jelly and rubber to the elastic model): that model, with the preset's own values
+    (the old model's values cannot carry over). Other materials as recorded."""
+    moved = solvers[material["model"]].moved_presets.get(material["preset"])
+    return {**material, "model": moved, "params": {}} if moved else material
+
+
 def exported_materials(bpy, export, blend: Path, work: Path) -> dict:
     """Open a copy of ``blend`` and return the materials its scene.json gets, plus fill velocities."""
     path = work / blend.name

@@ -76,22 +76,37 @@ def _inputs(bsdf) -> dict:
 
 
 def test_every_preset_has_a_look_of_its_own(ext):
-    looks = ext.sub("liquid_materials").LOOKS["viscoelastic"]
-    presets = ext.sub("properties").SOLVERS["viscoelastic"].presets
-    assert set(presets) <= set(looks), "a preset without a look renders with the neutral fallback"
-    assert len(set(looks.values())) == len(looks)
-    water, honey, jelly, plasticine = (looks[k] for k in ("water", "honey", "jelly", "plasticine"))
+    lm, solvers = ext.sub("liquid_materials"), ext.sub("properties").SOLVERS
+    for model, spec in solvers.items():
+        assert set(spec.presets) <= set(lm.LOOKS[model]), f"{model}: a preset without a look renders with the " \
+                                                          "neutral fallback"
+        assert not set(spec.moved_presets) & set(lm.LOOKS.get(model, {})), f"{model}: a look of a preset it gave away"
+    every = [lk for looks in lm.LOOKS.values() for lk in looks.values()]
+    assert len(set(every)) == len(every), "no two presets look the same"
+    looks = lm.LOOKS["viscoelastic"]
+    water, honey, plasticine = (looks[k] for k in ("water", "honey", "plasticine"))
     assert water.transmission == 1.0 and water.ior == pytest.approx(1.333) and water.roughness < 0.05
     assert honey.transmission == 1.0 and honey.color[0] > honey.color[1] > 2 * honey.color[2], "amber"
-    assert jelly.subsurface == 1.0, "translucent by subsurface scattering"
     assert plasticine.transmission == 0.0 and plasticine.roughness >= 0.7, "matte"
     oil, chocolate, toothpaste, dough = (looks[k] for k in ("oil", "chocolate", "toothpaste", "dough"))
     assert oil.transmission == 1.0 and oil.color[0] > oil.color[1] > 2 * oil.color[2], "golden and clear"
     assert chocolate.transmission == 0.0 and max(chocolate.color) < 0.15 and chocolate.coat >= 0.5, "dark, glossy"
     assert toothpaste.transmission == 0.0 and min(toothpaste.color) > 0.85, "white, opaque"
     assert dough.transmission == 0.0 and dough.roughness >= 0.7 and dough.color[0] > dough.color[2], "beige, matte"
-    rubber = looks["rubber"]
+    solids = lm.LOOKS["elastic"]
+    jelly, gummy, silicone, rubber, flesh = (solids[k] for k in ("jelly", "gummy", "silicone", "rubber", "flesh"))
+    assert jelly.subsurface == 1.0, "translucent by subsurface scattering"
+    assert gummy.transmission >= 0.5 and gummy.roughness >= 0.2 and max(gummy.color) > 5 * min(gummy.color), \
+        "translucent, frosted, strongly coloured"
+    assert silicone.transmission == 0.0 and silicone.subsurface >= 0.5 and silicone.roughness >= 0.5, \
+        "matte, translucent by scattering"
+    assert min(silicone.color) > 0.75 and max(silicone.color) - min(silicone.color) < 0.1, "off-white"
     assert rubber.transmission == 0.0 and max(rubber.color) < 0.1, "opaque, dark"
+    assert flesh.transmission == 0.0 and flesh.subsurface == 1.0, "skin scatters light under its surface"
+    assert flesh.color[0] > flesh.color[1] > flesh.color[2] and flesh.subsurface_radius[0] == max(
+        flesh.subsurface_radius), "a skin tone, red scattering farthest"
+    for preset, model in solvers["viscoelastic"].moved_presets.items():
+        assert lm.look("viscoelastic", preset) == lm.LOOKS[model][preset], "a bake made before the move"
 
 
 def test_looks_are_keyed_by_model_and_preset(ext, empty_file, monkeypatch):
@@ -124,6 +139,27 @@ def test_a_material_keyed_by_presets_alone_is_kept(ext, empty_file):
     assert old.name == "SPH Jelly + Water"
 
 
+def test_a_material_made_while_jelly_was_viscoelastic_is_kept(ext, empty_file):
+    """jelly and rubber moved to the elastic model (``moved_presets``): a material tagged with the old model
+    (or, older still, the preset alone) is found by the same bake with the new model, and re-keyed."""
+    lm = ext.sub("liquid_materials")
+    assert ext.core("solvers").SOLVERS["viscoelastic"].moved_presets == {"jelly": "elastic", "rubber": "elastic"}
+    old = bpy.data.materials.new("SPH Jelly + Water")
+    old[lm.TAG] = "viscoelastic/jelly,viscoelastic/water"
+    older = bpy.data.materials.new("SPH Rubber")
+    older[lm.TAG] = "rubber"
+    assert lm.material_for([("elastic", "jelly"), ("elastic", "water")]) not in (old, older), "water never moved"
+    assert lm.material_for([("elastic", "jelly"), ("viscoelastic", "water")]) is old
+    assert old[lm.TAG] == "elastic/jelly,viscoelastic/water"
+    assert lm.material_for([("elastic", "rubber")]) is older and older[lm.TAG] == "elastic/rubber"
+    gummy = lm.material_for([("elastic", "gummy")])
+    assert gummy.name == "SPH Gummy" and gummy not in (old, older)
+    # A cache baked before the move names the viscoelastic model: the look is the elastic model's.
+    stale = lm.material_for([("viscoelastic", "rubber")])
+    assert stale is not older and _inputs(_shader_for(stale, 0))["color"] == pytest.approx(
+        lm.LOOKS["elastic"]["rubber"].color)
+
+
 def test_the_cache_names_each_materials_model_and_preset(ext, tmp_path):
     lm = ext.sub("liquid_materials")
     assert lm.cache_looks(tmp_path) is None, "nothing baked"
@@ -154,7 +190,8 @@ def test_water_and_honey_quick_setups_get_different_surface_materials(ext, saved
 
 def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, saved_file):
     """Water and jelly in one bake: the surface's material attribute takes both indices, and each index
-    reaches its preset's shader (index order: Fluid objects by name)."""
+    reaches its preset's shader (index order: Fluid objects by name, then Inflows, then Solids: Quick Jelly
+    makes a Solid of the elastic model)."""
     jelly, water = _cube(0.3, (0.25, 0, 0.5), "A Jelly"), _cube(0.3, (-0.25, 0, 0.5), "B Water")
     for ob in (jelly, water):
         ob.select_set(True)
@@ -165,14 +202,15 @@ def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, save
     _coarse(frames=2)
     assert bpy.ops.sph.bake() == {'FINISHED'}
     mat = _surface_material(ext)
-    assert mat.name == "SPH Jelly + Water"
+    assert (jelly.sph.role, jelly.sph.material.model) == ('SOLID', "elastic")
+    assert mat.name == "SPH Water + Jelly"
     replay = ext.sub("replay")
     particles, surface = replay.find_replay(_domain())
     assert ext.sub("replay_inputs").get_input(particles, "Material") == mat
     bpy.context.scene.frame_set(2)
     indices = evaluated_mesh_attributes(surface)["material"][1]
     assert set(np.unique(indices)) == {0, 1}
-    jelly, water = _inputs(_shader_for(mat, 0)), _inputs(_shader_for(mat, 1))
+    water, jelly = _inputs(_shader_for(mat, 0)), _inputs(_shader_for(mat, 1))
     assert jelly["subsurface"] == 1.0 and jelly["transmission"] == 0.0
     assert water["transmission"] == 1.0 and water["ior"] == pytest.approx(1.333)
 

@@ -24,9 +24,16 @@ LAYOUT1_KEYS = ("stiffness", "viscosity", "springs", "preset")
 def _fixture(name: str, ext) -> dict:
     """What the old add-on exported, less the parameters this version no longer has (dropped on load),
     plus the values the old presets stored that today's presets changed: an upgrade keeps a file's
-    settings, so they are now the file's own overrides."""
+    settings, so they are now the file's own overrides. A preset that moved to another model exports
+    that model and preset with no overrides."""
     data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
+    solvers = ext.core("solvers").SOLVERS
     for m in data["materials"]:
+        if m != record_exports.with_moved_presets(m, solvers):
+            # A preset another model has now (jelly): that model with the preset's own values; the old
+            # model's values stay in its group, unused.
+            m.update(record_exports.with_moved_presets(m, solvers))
+            continue
         m["params"] = {k: v for k, v in m["params"].items() if k not in REMOVED.get(m["model"], {})}
         today = ext.sub("properties").preset_values(m["model"], m["preset"])
         kept = {k: v for k, v in OLD_PRESETS.get(m["preset"], {}).items() if today[k] != v}
@@ -40,7 +47,6 @@ OLD_PRESETS = {
     "mud": {"stiff_viscosity": 0.3, "springs": "dynamic", "plasticity": 1.0, "yield_ratio": 0.15},
     "slime": {"stiff_viscosity": 0.3, "springs": "dynamic", "plasticity": 2.0, "yield_ratio": 0.2},
     "plasticine": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 8.0, "yield_ratio": 0.02},
-    "jelly": {"stiff_viscosity": 0.3, "springs": "mould", "plasticity": 0.0, "yield_ratio": 0.1},
 }
 
 
@@ -304,8 +310,8 @@ def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_f
     material_ann = by_name["SPHMaterialSettings"].__annotations__
     assert {"viscoelastic", "newtonian_test"} <= set(material_ann)
     model_items = material_ann["model"].keywords["items"]
-    assert [i[0] for i in model_items] == ["viscoelastic", "newtonian_test"]
-    assert model_items[1][1] == "Newtonian_Test", "no label attribute: the name in title case"
+    assert [i[0] for i in model_items] == [*saved, "newtonian_test"]
+    assert model_items[-1][1] == "Newtonian_Test", "no label attribute: the name in title case"
     bpy.utils.register_class(group_cls)  # alone: enough to read its properties as Blender sees them
     try:
         rna = group_cls.bl_rna.properties
@@ -341,8 +347,10 @@ def test_enums_from_declarations_store_the_stable_number_of_their_identifier(ext
     fixed = {"role", "collider.motion"}  # lists of the Blender layer itself, stored by position
     declared = {"material.model", "material.viscoelastic.preset", "material.viscoelastic.springs",
                 "material.viscoelastic.pressure_projection", "collider.mode", "inflow.shape", "domain.surface.field"}
-    assert declared <= set(enums) - fixed and set(enums) - fixed - declared <= {
-        f"material.{name}.{k}" for name in props.SOLVERS for k in ("preset", "springs", "pressure_projection")}
+    per_model = {f"material.{name}.{k}" for name, spec in props.SOLVERS.items()
+                 for k in ["preset"] * bool(spec.presets) + [p.name for p in spec.parameters if p.kind == "choice"]}
+    assert declared <= set(enums) - fixed and set(enums) - fixed - declared == per_model - declared, \
+        "every model's presets and choice parameters, nothing else"
     for path in set(enums) - fixed:
         items = enums[path].enum_items
         assert [i.value for i in items] == [props.stable_number(i.identifier) for i in items], path
@@ -368,6 +376,95 @@ def test_enums_stored_by_position_are_translated_once(ext, empty_file):
     assert (ob.sph.collider.mode, ob.sph.inflow.shape, ob.sph.domain.surface.field) == ("shell", "rectangle",
                                                                                          "density")
     assert not migrate.pending(m) and not migrate.upgrade(m)
+
+
+def _moved_notes(caplog, name: str) -> list[str]:
+    texts = [r.getMessage() for r in caplog.records if r.name.endswith(".migrate")]
+    return [text for text in texts if text.startswith(f"{name}:") and "model is now" in text]
+
+
+def _probe(role: str, name: str = "probe"):
+    ob = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = role
+    return ob
+
+
+@pytest.mark.parametrize("stored", ["position", "layout 1"])
+def test_a_moved_preset_stored_by_position_takes_the_model_that_has_it(ext, empty_file, caplog, stored):
+    """jelly was position 1 of the viscoelastic presets (in the group, or on the material in layout 1): it
+    is translated to the elastic model's jelly, not dropped."""
+    migrate, props = ext.sub("migrate"), ext.sub("properties")
+    ob = bpy.data.objects.new("Blob", bpy.data.meshes.new("Blob"))
+    bpy.context.scene.collection.objects.link(ob)
+    m = ob.sph.material
+    ob.sph["role"] = 2  # FLUID, raw: its update would stamp the material current
+    if stored == "position":
+        m["model"], m["_layout"], m.viscoelastic["preset"] = 0, 2, migrate._OLD_PRESETS.index("jelly")
+        m.viscoelastic["springs"], m.viscoelastic["_initialised"] = 2, True
+    else:
+        m["preset"], m["springs"], m["_initialised"] = migrate._OLD_PRESETS.index("jelly"), 2, True
+    caplog.set_level("WARNING")
+    assert migrate.pending(m) and migrate.upgrade(m)
+    assert (ob.sph.role, m.model, m.elastic.preset) == ('FLUID', "elastic", "jelly")
+    want = props.preset_values("elastic", "jelly")
+    assert {k: getattr(m.elastic, k) for k in want} == pytest.approx(want)
+    assert m.viscoelastic.springs == "mould" and m.viscoelastic.preset == "water", "the old group keeps its values"
+    assert len(_moved_notes(caplog, "Blob")) == 1
+    assert not migrate.pending(m) and not migrate.upgrade(m)
+    assert ext.sub("export_values").material_item(ob) == {"name": "Blob", "model": "elastic", "preset": "jelly",
+                                                          "params": {}}
+
+
+def test_a_moved_preset_in_a_group_not_in_use_only_leaves_its_menu(ext, empty_file, caplog):
+    """The artist had chosen another model: it stays; the unused group's menu reads its default."""
+    migrate, props = ext.sub("migrate"), ext.sub("properties")
+    ob = _probe('FLUID', "Slab")
+    m = ob.sph.material
+    m.model, m.elastic.preset, m.elastic.youngs_modulus = "elastic", "gummy", 3e5
+    m.viscoelastic["preset"] = props.stable_number("rubber")
+    caplog.set_level("WARNING")
+    assert migrate.pending(m) and migrate.upgrade(m)
+    assert (m.model, m.elastic.preset, m.elastic.youngs_modulus) == ("elastic", "gummy", pytest.approx(3e5))
+    assert "preset" not in m.viscoelastic and m.viscoelastic.preset == "water"
+    assert len(_moved_notes(caplog, "Slab")) == 1
+    assert not migrate.pending(m) and not migrate.upgrade(m)
+
+
+def test_an_inflow_with_a_moved_preset_keeps_its_model_when_it_cannot_emit_the_new_one(ext, empty_file, caplog):
+    """An Inflow cannot emit the elastic model (its particles keep their shape): it stays viscoelastic with
+    the values the old preset had written, now overrides of the default preset."""
+    migrate, props, solvers = ext.sub("migrate"), ext.sub("properties"), ext.core("solvers").SOLVERS
+    assert solvers["elastic"].keeps_shape
+    ob = _probe('INFLOW', "Spout")
+    m = ob.sph.material
+    m.viscoelastic.preset, m.viscoelastic.springs = "honey", "mould"
+    m.viscoelastic["preset"] = props.stable_number("jelly")
+    caplog.set_level("WARNING")
+    assert migrate.upgrade(m)
+    assert (ob.sph.role, m.model, m.viscoelastic.preset, m.viscoelastic.springs) == ('INFLOW', "viscoelastic",
+                                                                                     "water", "mould")
+    notes = _moved_notes(caplog, "Spout")
+    assert len(notes) == 1 and "Inflow cannot emit" in notes[0], notes
+    item = ext.sub("export_values").material_item(ob)
+    assert (item["model"], item["preset"], item["params"]["springs"]) == ("viscoelastic", "water", "mould")
+    assert not migrate.pending(m) and not migrate.upgrade(m)
+
+
+def test_a_linked_object_with_a_moved_preset_is_refused(ext, tmp_path, saved_file):
+    """It cannot be upgraded here: exporting it would bake the old model's default preset."""
+    props, export_values = ext.sub("properties"), ext.sub("export_values")
+    _probe('FLUID', "Jelly").sph.material.viscoelastic["preset"] = props.stable_number("jelly")
+    library = tmp_path / "library.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_src, dst):
+        dst.objects = ["Jelly"]
+    jelly = dst.objects[0]
+    bpy.context.scene.collection.objects.link(jelly)
+    assert jelly.library is not None and ext.sub("migrate").pending(jelly.sph.material)
+    with pytest.raises(export_values.ExportError, match="Jelly: is linked from a file saved by an older version"):
+        export_values.material_item(jelly)
 
 
 def _register_properties(props, solvers, models: dict) -> None:

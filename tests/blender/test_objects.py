@@ -198,7 +198,7 @@ def test_files_saved_before_the_toggle_have_every_object_enabled(ext, tmp_path, 
 
 def test_enabled_box_in_the_panel_header(ext, tmp_path, clean):
     ui = ext.sub("ui")
-    assert hasattr(ui.SPH_PT_main, "draw_header") and set(ui._TOGGLED) == {'FLUID', 'INFLOW', 'COLLIDER'}
+    assert hasattr(ui.SPH_PT_main, "draw_header") and set(ui._TOGGLED) == {'FLUID', 'INFLOW', 'SOLID', 'COLLIDER'}
 
 
 # ------------------------------------------------------------------------------------------ estimate

@@ -43,10 +43,13 @@ def test_quick_goo_makes_fluid_and_domain_around_it(ext, saved_file):
     lo, hi = _world_bounds(_the_domain())
     assert lo[2] == pytest.approx(0.75, abs=1e-6), "the floor is the cube's bottom"
     assert (lo[:2] < -0.25).all() and (hi > (0.25, 0.25, 1.25)).all(), "the Domain encloses the cube"
-    # Quick Goo again with the Domain there: no second Domain.
+    # Quick Jelly with the Domain there: no second Domain, and its surface stays on for the honey.
     bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.5, 0, 1))
+    jelly = bpy.context.object
     assert bpy.ops.sph.quick_fluid(preset="jelly") == {'FINISHED'}
-    _the_domain()
+    assert (jelly.sph.role, jelly.sph.material.model, jelly.sph.material.elastic.preset) == ('SOLID', "elastic",
+                                                                                              "jelly")
+    assert _the_domain().sph.domain.surface_enabled
 
 
 def test_make_domain_follows_the_scene(ext, saved_file):

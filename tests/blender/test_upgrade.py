@@ -4,14 +4,19 @@
 (before Blender 5.1-5.3 were supported) in Blender 4.2.23: a 0.2 m cube of water in a Domain, baked
 and meshed over frames 1-3 into ``//sph_cache``. Opened here, it keeps its settings and its cache
 (the replay shows the cached frames), and baking it again gives the same particles, byte for byte.
+
+A file saved while jelly and rubber were presets of the viscoelastic model opens with the model that
+has them now (the elastic model), and bakes it.
 """
 
+import json
 import shutil
 
 import bpy
 import pytest
 from conftest import ROOT
 from evaluated import evaluated_mesh, evaluated_points
+from water_scene import water_in_tank
 
 pytestmark = pytest.mark.smoke
 
@@ -55,3 +60,42 @@ def test_a_file_saved_in_4_2_bakes_the_same_particles_again(ext, opened):
         assert ext.sub("replay_inputs").get_input(ob, "Material") == saved
     assert saved[tag] == "viscoelastic/water"
     assert [m.name for m in bpy.data.materials if m.get(tag)] == ["SPH Water"]
+
+
+def _migrate_notes(caplog, name: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name.endswith(".migrate") and r.getMessage().startswith(f"{name}:")]
+
+
+@pytest.mark.parametrize("preset", ["jelly", "rubber"])
+def test_a_fluid_saved_with_a_moved_preset_opens_and_bakes_with_the_model_that_has_it(ext, saved_file, caplog,
+                                                                                      preset):
+    """The viscoelastic group stores the preset's stable number, no longer one of its items: the Fluid opens
+    with the model the preset moved to (``moved_presets``), that preset chosen and its values filled, one
+    note naming the object; it stays a Fluid and bakes that model."""
+    props, solvers = ext.sub("properties"), ext.core("solvers").SOLVERS
+    target = solvers["viscoelastic"].moved_presets[preset]
+    water_in_tank(0.2, 0.15, 0.6, 0.3, spacing=0.05, frame_end=2)
+    water = bpy.data.objects["Water"]
+    water.sph.material.viscoelastic["preset"] = props.stable_number(preset)  # as the older version saved it
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    caplog.set_level("WARNING")
+    bpy.ops.wm.open_mainfile(filepath=str(saved_file))
+    water = bpy.data.objects["Water"]
+    m = water.sph.material
+    assert (water.sph.role, m.model, m.elastic.preset) == ('FLUID', target, preset)
+    want = props.preset_values(target, preset)
+    assert {k: getattr(m.elastic, k) for k in want} == pytest.approx(want), "filled as choosing the preset does"
+    assert "preset" not in m.viscoelastic and m.viscoelastic.preset == "water", "its old menu reads its default"
+    notes = _migrate_notes(caplog, "Water")
+    assert len(notes) == 1 and repr(preset) in notes[0] and "Elastic model" in notes[0], notes
+    migrate = ext.sub("migrate")
+    assert not migrate.pending(m) and not migrate.upgrade(m)
+    assert ext.sub("export_values").material_item(water) == {"name": "Water", "model": target, "preset": preset,
+                                                             "params": {}}
+    assert bpy.ops.sph.bake_data() == {'FINISHED'}
+    cache = ext.core("cache").CacheDir(saved_file.parent / "sph_cache")
+    baked = json.loads(cache.scene_path.read_text(encoding="utf-8"))["materials"]
+    assert [(b["model"], b["preset"]) for b in baked] == [(target, preset)]
+    assert (cache.root / "particles" / "particles_0002.ply").is_file()
