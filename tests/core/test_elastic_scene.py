@@ -124,3 +124,26 @@ def test_a_landing_cube_keeps_its_layers_in_order():
     heights = np.array([sim.state.x[layer == k, 2].mean() for k in range(layer.max() + 1)])
     assert np.all(np.abs(np.diff(heights) - s) < 0.2 * s), heights
     assert abs(heights[0] - 0.5 * s) < 0.1 * s, heights
+
+
+def test_two_solids_meet_and_do_not_pass_through_each_other():
+    """Two rubber-like cubes (4 particles of 2.5 cm a side, separate sources) thrown at each other at
+    0.5 m/s each, no gravity: the elastic forces act between rest partners only, so only the solid contacts
+    (``contact_macklin2014``) keep them apart. No particle of one comes within half a spacing of the other,
+    and their centres end further apart than a cube's width less a spacing (without the contacts they
+    pass through each other)."""
+    s = 0.025
+    sim = Simulation(parse_scene(scene_dict(
+        particle_spacing=s, fps=24, frame_end=20, simulation={"gravity": [0, 0, 0]}, colliders=[],
+        materials=[{"name": "r", "model": "elastic", "preset": "rubber", "params": {"youngs_modulus": 1e5}}],
+        sources=[{"type": "box", "material": "r", "min": [0.0, 0, 0], "max": [0.1, 0.1, 0.1], "velocity": [0.5, 0, 0]},
+                 {"type": "box", "material": "r", "min": [0.15, 0, 0], "max": [0.25, 0.1, 0.1],
+                  "velocity": [-0.5, 0, 0]}])))
+    closest = np.inf
+    for _ in range(8):
+        sim.advance_frame()
+        x, body = sim.state.x, sim.state.arrays["source"]
+        a, b = x[body == 0], x[body == 1]
+        closest = min(closest, float(np.min(np.linalg.norm(a[:, None] - b[None], axis=2))))
+    assert closest > 0.5 * s, closest
+    assert b[:, 0].mean() - a[:, 0].mean() > 0.1 - s, (a[:, 0].mean(), b[:, 0].mean())

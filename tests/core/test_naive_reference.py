@@ -176,6 +176,29 @@ def test_relaxation_densities_with_zero_gains_match_the_direct_sum(layout):
     np.testing.assert_allclose(rho_near, ref_near, rtol=1e-12, atol=0)
 
 
+def test_relaxation_shares_pair_displacements_by_mass():
+    """Two materials of masses 1 and 3 (``mass``: a light solid in a liquid, ``ModelSetup.densities``): a
+    pass moves the particles with Σ m Δx = 0 to round-off (1e-12 of Σ m |Δx|), where the whole shares of
+    one density keep Σ Δx = 0 instead; the heavy particles move less than they would with whole shares."""
+    mass = np.array([1.0, 3.0])
+    moves = {}
+    for label, given in (("shared", mass), ("whole", np.zeros(0))):
+        s = _scene("dense")
+        x0 = s["x"].copy()
+        n = len(x0)
+        _call(relaxation.double_density_relaxation, **s, **_no_walls(n), gain=GAIN, gain_near=GAIN_NEAR,
+              rho0=RHO0, rho0_near=RHO0_NEAR, backward=False, mass=given, rho=np.zeros(n), rho_near=np.zeros(n),
+              wall_dx=np.zeros((n, 3)))
+        moves[label] = (s["x"] - x0, mass[s["mat"]])
+    dx, m = moves["shared"]
+    assert np.abs(dx).sum() > 0.0
+    assert np.abs((m[:, None] * dx).sum(axis=0)).max() < 1e-12 * (m[:, None] * np.abs(dx)).sum()
+    whole, _ = moves["whole"]
+    assert np.abs(whole.sum(axis=0)).max() < 1e-12 * np.abs(whole).sum()
+    heavy = m == 3.0
+    assert np.abs(dx[heavy]).sum() < np.abs(whole[heavy]).sum()
+
+
 def test_kernel_direct_sum_agrees_with_clavet_direct_sum():
     """The generic direct sum with KERNELS["clavet_density"] is 15/(2π h³) times Clavet's ρ; with
     "clavet_near" and the self term it is 15/(π h³) (1 + ρ^near) (two references, two code paths;

@@ -173,10 +173,9 @@ class ElasticityBecker2009(Term):
             dv = np.where(rows[:, None], a["elastic_dv"], 0.0)
             # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
             # has b ~ 0, and a relative test chased rounding).
-            self._floor = float(np.sqrt(np.sum(self.mass[mat[rows]] ** 2))) * max(self.setup.gravity, 1.0) * dt
-            self._v = ctx.v
+            floor = float(np.sqrt(np.sum(self.mass[mat[rows]] ** 2))) * max(self.setup.gravity, 1.0) * dt
             held = self._held(ctx, rows)
-            iterations, residual = self._cg(operator, b, dv, blocks, mat, partner, tmp, held)
+            iterations, residual = self._cg(operator, b, dv, blocks, mat, partner, tmp, held, ctx.v, floor)
             self._keep_momenta(ctx, rows, dv, held)
         ctx.v[rows] += dv[rows]
         a["elastic_dv"][rows] = dv[rows]
@@ -235,17 +234,18 @@ class ElasticityBecker2009(Term):
             return None
         return idx[into], normal[into], target[into]
 
-    def _cg(self, operator, b, x, blocks, mat, partner, scratch, held) -> tuple[int, float]:
+    def _cg(self, operator, b, x, blocks, mat, partner, scratch, held, v, floor) -> tuple[int, float]:
         """Preconditioned conjugate gradients on ``operator`` x = b from the given x (mutated), with the
-        normal velocity of the ``held`` particles prescribed (Baraff & Witkin 1998, section 5.3: the
-        residual and the search directions filtered); the iterations taken and the relative residual.
+        normal velocity v + x of the ``held`` particles prescribed (Baraff & Witkin 1998, section 5.3: the
+        residual and the search directions filtered); the iterations taken and the residual relative to
+        |b|, or to ``floor`` where |b| is smaller.
         A particle may be listed once per direction held, the directions of one particle orthonormal
         (three pin it: the projections of a vector on them add up to the vector)."""
         from .elasticity_becker2009_kernels import apply_blocks
 
         if held is not None:
             hi, hn, target = held
-            v_now = np.einsum("ij,ij->i", self._v[hi], hn)
+            v_now = np.einsum("ij,ij->i", v[hi], hn)
 
             def filtered(w):
                 np.subtract.at(w, hi, np.einsum("ij,ij->i", w[hi], hn)[:, None] * hn)
@@ -259,7 +259,7 @@ class ElasticityBecker2009(Term):
         ap = scratch
         operator(x, ap)
         r = filtered(b - ap)
-        b_norm = max(math.sqrt(float(np.vdot(b, b))), self._floor)
+        b_norm = max(math.sqrt(float(np.vdot(b, b))), floor)
         z = np.empty_like(r)
         apply_blocks(blocks, r, mat, self.solid, partner, z)
         pdir = filtered(z.copy())
