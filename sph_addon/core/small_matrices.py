@@ -16,8 +16,6 @@ import math
 from . import config
 from .kernel_cache import njit
 
-IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-
 
 @njit(**config.NJIT)
 def mat_mul(a, b):

@@ -17,6 +17,19 @@ FIT_TOLERANCE = 1e-6
 
 
 @njit(**config.NJIT)
+def rest_partner(rest, partner, index_of_id, i, kk):
+    """Particle i's kk-th rest partner: (its index j, the rest offset d_ij = x⁰_j - x⁰_i); j = -1 past
+    the row's last partner, -2 for a partner no longer in the world (an outflow took it)."""
+    pid = partner[i, kk]
+    if pid < 0:
+        return -1, 0.0, 0.0, 0.0
+    j = index_of_id[pid]
+    if j < 0:
+        return -2, 0.0, 0.0, 0.0
+    return j, rest[j, 0] - rest[i, 0], rest[j, 1] - rest[i, 1], rest[j, 2] - rest[i, 2]
+
+
+@njit(**config.NJIT)
 def grad_weight(r, h):
     """ω(r) = -W'(r)/r of the cubic spline with support h (q ≤ 1), up to its constant factor 6 k / h²."""
     q = r / h
@@ -74,15 +87,11 @@ def quadratic_fit(i, rest, partner, index_of_id, h, corr):
     m = np.zeros((9, 9))
     inv_h = 1.0 / h
     for kk in range(partner.shape[1]):
-        pid = partner[i, kk]
-        if pid < 0:
+        j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
+        if j == -1:
             break
-        j = index_of_id[pid]
         if j < 0:
             continue
-        dx = rest[j, 0] - rest[i, 0]
-        dy = rest[j, 1] - rest[i, 1]
-        dz = rest[j, 2] - rest[i, 2]
         om = grad_weight(math.sqrt(dx * dx + dy * dy + dz * dz), h)
         p = _basis(dx, dy, dz, inv_h)
         for r in range(9):

@@ -57,7 +57,13 @@ from ..small_matrices import (
     pseudo_inverse_sym,
     store,
 )
-from .elasticity_becker2009_gradient import grad_weight, gradient_weight, kernel_weight, quadratic_fit
+from .elasticity_becker2009_gradient import (
+    grad_weight,
+    gradient_weight,
+    kernel_weight,
+    quadratic_fit,
+    rest_partner,
+)
 
 RANK_TOLERANCE = 1e-3  # an eigenvalue of Σ ω d dᵀ under this share of the largest: a sheet's or rod's null space
 ROTATION_TOLERANCE = 1e-12  # rad, Müller's iteration stops when its update turns less
@@ -151,15 +157,11 @@ def _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass
         mm = (0.0,) * 9
         ws = 0.0
         for kk in range(partner.shape[1]):
-            pid = partner[i, kk]
-            if pid < 0:
+            j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
+            if j == -1:
                 break
-            j = index_of_id[pid]
             if j < 0:
                 continue
-            dx = rest[j, 0] - rest[i, 0]
-            dy = rest[j, 1] - rest[i, 1]
-            dz = rest[j, 2] - rest[i, 2]
             r = math.sqrt(dx * dx + dy * dy + dz * dz)
             mm = outer_add(mm, grad_weight(r, h), dx, dy, dz, dx, dy, dz)
             ws += kernel_weight(r, h)
@@ -173,15 +175,11 @@ def _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass
         wsum[i] = ws
     f = (0.0,) * 9
     for kk in range(partner.shape[1]):
-        pid = partner[i, kk]
-        if pid < 0:
+        j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
+        if j == -1:
             break
-        j = index_of_id[pid]
         if j < 0:
             continue
-        dx = rest[j, 0] - rest[i, 0]
-        dy = rest[j, 1] - rest[i, 1]
-        dz = rest[j, 2] - rest[i, 2]
         gx, gy, gz = gradient_weight(corr, i, dx, dy, dz, h)
         f = outer_add(f, 1.0, y[j, 0] - y[i, 0], y[j, 1] - y[i, 1], y[j, 2] - y[i, 2], gx, gy, gz)
     if increment:
@@ -195,15 +193,11 @@ def _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass
     q = (0.0,) * 9
     if hourglass[m] > 0.0 and wsum[i] > 0.0:
         for kk in range(partner.shape[1]):
-            pid = partner[i, kk]
-            if pid < 0:
+            j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
+            if j == -1:
                 break
-            j = index_of_id[pid]
             if j < 0:
                 continue
-            dx = rest[j, 0] - rest[i, 0]
-            dy = rest[j, 1] - rest[i, 1]
-            dz = rest[j, 2] - rest[i, 2]
             r2 = dx * dx + dy * dy + dz * dz
             kap = hourglass[m] * kernel_weight(math.sqrt(r2), h) / (wsum[i] * r2)
             fx, fy, fz = mat_vec(f, dx, dy, dz)
@@ -253,10 +247,9 @@ def forces(y, rest, partner, index_of_id, mat, solid, hourglass, h, vol, scale, 
         sy = 0.0
         sz = 0.0
         for kk in range(partner.shape[1]):
-            pid = partner[a, kk]
-            if pid < 0:
+            j, _, _, _ = rest_partner(rest, partner, index_of_id, a, kk)
+            if j == -1:
                 break
-            j = index_of_id[pid]
             if j < 0:
                 continue
             bx, by, bz = _pair_term(y, rest, index_of_id, mat, hourglass, h, vol, corr, wsum, f, p, q, a, j)
@@ -295,15 +288,11 @@ def _block_one(a, rest, partner, index_of_id, mat, mu, lam, hourglass, h, vol, m
     cy = 0.0
     cz = 0.0
     for kk in range(partner.shape[1]):
-        pid = partner[a, kk]
-        if pid < 0:
+        j, dx, dy, dz = rest_partner(rest, partner, index_of_id, a, kk)
+        if j == -1:
             break
-        j = index_of_id[pid]
         if j < 0:
             continue
-        dx = rest[j, 0] - rest[a, 0]
-        dy = rest[j, 1] - rest[a, 1]
-        dz = rest[j, 2] - rest[a, 2]
         r2 = dx * dx + dy * dy + dz * dz
         r = math.sqrt(r2)
         gx, gy, gz = gradient_weight(corr, a, dx, dy, dz, h)
