@@ -106,7 +106,7 @@ def main() -> int:
     wall = body["translation"][0] - body["scale"][0] / 2  # the tank's back wall (x)
     width = block["end"][0] - block["start"][0]  # a, the column's width along the surge
     g = float(np.linalg.norm(cfg["Configuration"]["gravitation"]))
-    x0 = np.array(fluid.getFieldBuffer("position"), copy=False)[:n, 0]
+    x0 = np.asarray(fluid.getFieldBuffer("position"))[:n, 0]
     run = {"steps": 0, "next_frame": 1, "measure_s": 0.0,
            "fronts": [(0.0, round(mm.front(x0, wall, args.spacing) / width, 4))]}
 
@@ -119,7 +119,7 @@ def main() -> int:
         if t < run["next_frame"] / FPS - 1e-9:
             return
         m0 = time.perf_counter()
-        x = np.array(fluid.getFieldBuffer("position"), copy=False)[:fluid.numActiveParticles(), 0]
+        x = np.asarray(fluid.getFieldBuffer("position"))[:fluid.numActiveParticles(), 0]
         z = mm.front(x, wall, args.spacing)
         run["fronts"].append((round(mm.nondim_time(t, width, g), 4), round(z / width, 4)))
         while run["next_frame"] / FPS <= t + 1e-9:

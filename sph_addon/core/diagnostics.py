@@ -62,9 +62,11 @@ def material_densities(materials) -> np.ndarray:
 
 def kinetic_energy(v: np.ndarray, mass: np.ndarray) -> float:
     """Σ ½ m_i |v_i|², J, for (n,3) velocities (m/s) and (n,) masses (kg); 0 for no particles."""
+    from .array_kernels import kinetic_energy_sum
+
     if len(v) == 0:
         return 0.0
-    return 0.5 * float(np.dot(mass, np.einsum("ij,ij->i", v, v)))
+    return float(kinetic_energy_sum(np.ascontiguousarray(v, np.float64), np.ascontiguousarray(mass, np.float64)))
 
 
 def surge_front(x: np.ndarray, spacing: float, axis: int = 0, origin: float = 0.0,
