@@ -163,17 +163,19 @@ class BlowUpWatch:
             if count is not None and len(count) == len(x) >= MIN_PARTICLES else 0.0
         e, m = self.energies(x, v, material)
         born = ids >= self.seen_id
-        # math.fsum rounds the exact sum once: the same budget whatever order numpy would sum in.
+        # The exact sum rounded once (math.fsum's, array_kernels.exact_sum): the same budget whatever
+        # order numpy would sum in.
+        fsum = _exact_sum
         if self.budget is None:
-            self.budget = math.fsum(e) + math.fsum(self.surface_energies(search, x, material))
+            self.budget = fsum(e) + fsum(self.surface_energies(search, x, material))
             height = self._height(x)
             self.scale_per_kg = max(float(np.linalg.norm(self.gravity)) * height, MIN_SPECIFIC_ENERGY)
         else:
-            surface = math.fsum(self.surface_energies(search, x, material)[born]) if born.any() else 0.0
-            self.budget += math.fsum(e[born]) + surface + nozzle_lift * math.fsum(m[born]) + collider_work
+            surface = fsum(self.surface_energies(search, x, material)[born]) if born.any() else 0.0
+            self.budget += fsum(e[born]) + surface + nozzle_lift * fsum(m[born]) + collider_work
         self.seen_id = int(next_id)
-        total = math.fsum(e)
-        scale = self.scale_per_kg * math.fsum(m)
+        total = fsum(e)
+        scale = self.scale_per_kg * fsum(m)
         if self.energy_check and total - self.budget > scale:
             raise SimulationError(frame, f"the particles' energy grew to {total:.3g} J, {total - self.budget:.3g} J "
                                          f"more than the start (its surface energy included), the sources and the "
@@ -222,3 +224,9 @@ def collider_work(colliders, contacts, frame: float, fps: float, particle_mass: 
         # A collider that took energy out does not pay for another that put energy in.
         work += max(0.0, -particle_mass * (float(np.dot(report.impulse, v)) + float(np.dot(report.torque, omega))))
     return work
+
+
+def _exact_sum(values: np.ndarray) -> float:
+    from .array_kernels import exact_sum
+
+    return float(exact_sum(np.ascontiguousarray(values, np.float64)))

@@ -1,9 +1,13 @@
 """The whole-array kernels of a substep against numpy (``sph_addon/core/array_kernels.py``)."""
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sph_addon.core.array_kernels import bounds, take_rows
+from sph_addon.core.array_kernels import bounds, exact_sum, kinetic_energy_sum, take_rows
 
 
 @pytest.mark.parametrize("n", [1, 2, 1000])
@@ -32,3 +36,26 @@ def test_take_rows_is_fancy_indexing():
     out = np.empty_like(a)
     take_rows(a, order, out)
     np.testing.assert_array_equal(out, a[order])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64, max_value=1e300, min_value=-1e300),
+                max_size=60))
+def test_exact_sum_is_math_fsum(values):
+    """Correctly rounded, so equal to fsum's bit for bit: values over every binary order of magnitude,
+    cancellations and half-way cases (the blow-up watch's energy budget is saved in checkpoints)."""
+    assert exact_sum(np.array(values, np.float64)) == math.fsum(values)
+
+
+def test_exact_sum_of_a_huge_spread_and_of_half_way_cases():
+    rng = np.random.default_rng(3)
+    spread = rng.normal(size=400) * 10.0 ** rng.integers(-300, 300, size=400)
+    assert exact_sum(spread) == math.fsum(spread)
+    half = np.array([1.0, 2.0**-53, 2.0**-106] * 7)
+    assert exact_sum(half) == math.fsum(half) and exact_sum(-half) == math.fsum(-half)
+
+
+def test_kinetic_energy_sum_is_half_m_v_squared():
+    rng = np.random.default_rng(4)
+    v, m = rng.normal(size=(20000, 3)), rng.uniform(0.1, 2.0, 20000)
+    assert kinetic_energy_sum(v, m) == pytest.approx(0.5 * float((m * (v**2).sum(axis=1)).sum()), rel=1e-12)

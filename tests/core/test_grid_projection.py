@@ -123,7 +123,7 @@ def test_a_resting_pool_stays_still_and_full_from_its_first_frame():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_projection_is_the_same_on_any_number_of_threads(threads):
-    """The splat's halves are summed in a fixed order and the solve is serial: a bake is the same
+    """The splat adds each node's terms in row order and the solve is serial: a bake is the same
     whatever numba's thread count."""
     import numba
 
@@ -236,3 +236,25 @@ def test_the_walls_cells_refuse_liquid_beyond_their_key_range():
     static = _tank()._walls_at(0.0).static()
     with pytest.raises(ValueError, match="from the origin.*move the scene closer"):
         WallCells()(static, np.array([[1 << 20, 0, 0]]), S)
+
+
+def test_the_splat_is_the_same_cut_in_any_number_of_slabs():
+    """The splat cuts the grid into slabs across x, one task each (as many as numba has threads): every
+    node still adds its rows' terms in increasing row order, so the sums are the same bytes."""
+    from sph_addon.core.terms.pressure_projection_zhu2005_kernels import splat
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.0, 1.0, (3000, 3)) * [1.0, 1.5, 2.0]
+    v, sel = rng.normal(size=x.shape), rng.uniform(size=3000) < 0.9
+    dims, origin = (12, 17, 22), np.array([-0.1, -0.1, -0.1])
+
+    def sums(threads):
+        u = [np.zeros(tuple(n + (a == axis) for a, n in enumerate(dims))) for axis in range(3)]
+        w, fill = [np.zeros_like(a) for a in u], np.zeros(dims)
+        splat(x, v, sel, origin, 10.0, *u, *w, fill, threads)
+        return u + w + [fill]
+
+    one = sums(1)
+    assert sum(float(f.sum()) for f in one[3:6]) == pytest.approx(3 * np.count_nonzero(sel), rel=0.05)
+    for threads in (2, 5, 16, 64):
+        assert all(np.array_equal(a, b) for a, b in zip(one, sums(threads))), threads

@@ -130,6 +130,8 @@ class GridProjection:
         """Project ``v`` (n,3, m/s, in place) of the rows where ``sel`` onto the grid's divergence-free
         fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project);
         ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
+        import numba
+
         from . import pressure_projection_zhu2005_kernels as k
 
         bounds = np.empty((2, 3))
@@ -148,7 +150,7 @@ class GridProjection:
         u = [np.zeros(f) for f in faces]
         w = [np.zeros(f) for f in faces]
         fill = np.zeros(dims)
-        k.splat(x, v, sel, origin, inv_d, *u, *w, fill)
+        k.splat(x, v, sel, origin, inv_d, *u, *w, fill, numba.get_num_threads())
         fill /= CELL_WIDTH**3 * 8.0
         kind, fill = self._kinds(fill, counts.reshape(dims), lo, d, walls)
         flat = kind.reshape(-1)

@@ -213,14 +213,13 @@ def _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz):
 
 
 @njit(**config.NJIT)
-def _splat(x, v, sel, lo, hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
-    """Each selected particle's velocity to the faces around it, trilinear weights (the component
+def _splat(x, v, rows, a_lo, a_hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
+    """Each particle of ``rows``' velocity to the faces around it, trilinear weights (the component
     along axis k on the faces normal to k: u_k, weights summed in w_k), and its weights on the cell
-    centres around it into ``fill``: the cells' particle content, smooth in the positions. Rows lo to
-    hi; the arrays are added to."""
-    for p in range(lo, hi):
-        if not sel[p]:
-            continue
+    centres around it into ``fill``: the cells' particle content, smooth in the positions. Only the
+    nodes of x index a_lo to a_hi - 1 are written; the arrays are added to."""
+    for r in range(rows.shape[0]):
+        p = rows[r]
         for axis in range(4):
             if axis == 0:
                 u, w = u0, w0
@@ -235,32 +234,87 @@ def _splat(x, v, sel, lo, hi, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
             b0, t1 = _corner((x[p, 1] - origin[1]) * inv_d - (0.0 if axis == 1 else 0.5))
             c0, t2 = _corner((x[p, 2] - origin[2]) * inv_d - (0.0 if axis == 2 else 0.5))
             vp = v[p, axis] if axis < 3 else 0.0
-            for q in range(8):
-                a, b, c, ww = _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz)
-                if ww < 0.0:
-                    continue
-                w[a, b, c] += ww
-                if axis < 3:
-                    u[a, b, c] += ww * vp
+            for da in range(2):
+                if a0 + da < a_lo or a0 + da >= a_hi:
+                    continue  # another task's slab (each node takes one term from a row: order-free)
+                for q in range(4 * da, 4 * da + 4):
+                    a, b, c, ww = _node(q, a0, b0, c0, t0, t1, t2, nx, ny, nz)
+                    if ww < 0.0:
+                        continue
+                    w[a, b, c] += ww
+                    if axis < 3:
+                        u[a, b, c] += ww * vp
+
+
+@njit(**config.NJIT)
+def _slab_rows(x, sel, origin, inv_d, half, slabs, width, start, rows):
+    """The selected particles of each (half, slab of ``width`` x nodes) pair whose stencils reach the
+    slab, in increasing index: task t = half * slabs + slab holds rows[start[t]:start[t + 1]]. Returns
+    the number of rows."""
+    n = x.shape[0]
+    count = np.zeros(2 * slabs, np.int64)
+    for sweep in range(2):
+        for p in range(n):
+            if not sel[p]:
+                continue
+            g = (x[p, 0] - origin[0]) * inv_d
+            first = max(int(np.floor(g - 0.5)), 0) // width  # the cell-centred stencils start half a node lower
+            last = min(int(np.floor(g)) + 1, slabs * width - 1) // width
+            h = 0 if p < half else 1
+            for s in range(first, last + 1):
+                t = h * slabs + s
+                if sweep == 1:
+                    rows[start[t] + count[t]] = p
+                count[t] += 1
+        if sweep == 0:
+            start[0] = 0
+            for t in range(2 * slabs):
+                start[t + 1] = start[t] + count[t]
+                count[t] = 0
+    return start[2 * slabs]
 
 
 @njit(**config.NJIT_PARALLEL)
-def splat(x, v, sel, origin, inv_d, u0, u1, u2, w0, w1, w2, fill):
-    """``_splat`` over all rows into the arrays (zeroed here; u_k is divided by w_k by the caller), in
-    two halves with arrays of their own, added at the end (the same sums whatever the thread count)."""
+def splat(x, v, sel, origin, inv_d, u0, u1, u2, w0, w1, w2, fill, threads):
+    """``_splat`` over all rows into the arrays (zeroed here; u_k is divided by w_k by the caller);
+    ``threads``: numba's thread count (the work is cut in about one task a thread).
+
+    Every node's sum is the same whatever the thread count: the rows are split in two halves, each
+    summed into arrays of its own (rows in increasing index) and the halves added at the end; within
+    a half the grid is cut into slabs across x, one parallel task each, every task visiting the rows
+    that reach its slab in increasing index and writing only its slab's nodes. So each node adds the
+    same terms in the same order as one thread visiting every row would."""
     n = x.shape[0]
     half = n // 2
+    # x nodes per slab: a task per thread (two halves of a slab each), at least two nodes (a stencil
+    # spans at most three, so a row reaches at most two slabs). A row whose stencil straddles two slabs
+    # is visited by both (on the dam break's column, 2 nodes a slab, three rows in four), so there are
+    # no more slabs than the threads need; on two threads one slab, as many visits as rows. The sums
+    # do not depend on it.
+    nodes = u0.shape[0]  # the x faces are the grid's widest along x
+    width = max(2, -(-nodes // max(1, (threads + 1) // 2)))
+    slabs = (nodes + width - 1) // width
+    start = np.empty(2 * slabs + 1, np.int64)
+    rows = np.empty(2 * n, np.int64)
+    _slab_rows(x, sel, origin, inv_d, half, slabs, width, start, rows)
     extra = [(np.zeros_like(u0), np.zeros_like(u1), np.zeros_like(u2), np.zeros_like(w0), np.zeros_like(w1),
               np.zeros_like(w2), np.zeros_like(fill)) for _ in range(2)]
-    for part in prange(2):
-        a, b, c, d, e, f, g = extra[part]
-        _splat(x, v, sel, half * part, half if part == 0 else n, origin, inv_d, a, b, c, d, e, f, g)
+    for t in prange(2 * slabs):
+        # Both halves of a slab side by side: prange hands each thread one block of tasks, and the
+        # halves (rows sorted in space) each fill one side of the grid.
+        s = t // 2
+        task = (t % 2) * slabs + s
+        a, b, c, d, e, f, g = extra[t % 2]
+        _splat(x, v, rows[start[task]:start[task + 1]], s * width, (s + 1) * width, origin, inv_d,
+               a, b, c, d, e, f, g)
     for k, out in enumerate((u0, u1, u2, w0, w1, w2, fill)):
-        flat = out.reshape(-1)
-        first = extra[0][k].reshape(-1)
-        second = extra[1][k].reshape(-1)
-        for i in range(flat.shape[0]):
-            flat[i] = first[i] + second[i]
+        _add(extra[0][k].reshape(-1), extra[1][k].reshape(-1), out.reshape(-1))
+
+
+@njit(**config.NJIT_PARALLEL)
+def _add(a, b, out):
+    for i in prange(out.shape[0]):
+        out[i] = a[i] + b[i]
 
 
 @njit(**config.NJIT)
