@@ -258,3 +258,37 @@ def test_the_splat_is_the_same_cut_in_any_number_of_slabs():
     assert sum(float(f.sum()) for f in one[3:6]) == pytest.approx(3 * np.count_nonzero(sel), rel=0.05)
     for threads in (2, 5, 16, 64):
         assert all(np.array_equal(a, b) for a, b in zip(one, sums(threads))), threads
+
+
+def test_a_large_solve_is_the_same_on_any_number_of_threads():
+    """From ``PARALLEL_ROWS`` fluid rows the solve's row loops run in parallel, its dot products still
+    summed in row order on one thread: the same bytes at 1 and 2 threads, and converged."""
+    import numba
+
+    dims = (40, 40, 16)
+    kind = np.full(dims, k.FLUID, np.int8)
+    kind[:, :, -2:] = k.AIR
+    kind[:, :, 0] = k.SOLID
+    flat = kind.reshape(-1).copy()
+    row = np.empty(flat.size, np.int64)
+    nbr = np.empty((flat.size, 6), np.int64)
+    m = k.fluid_rows(flat, *dims, row, nbr)
+    assert m >= k.PARALLEL_ROWS
+    rng = np.random.default_rng(8)
+    surface = 1.0 / rng.uniform(0.01, 1.0, (m, 6))
+    rhs = rng.standard_normal(m)
+    out = {}
+    was = numba.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            p = np.zeros(m)
+            out[threads] = (k.solve(nbr, surface, m, rhs, p, 1e-8, 2000, np.empty(m), np.empty(m), np.empty(m)), p)
+    finally:
+        numba.set_num_threads(was)
+    (it, res), p = out[1]
+    assert res <= 1e-8 and it > 10
+    assert out[2][0] == (it, res) and np.array_equal(out[2][1], p)
+    q = np.empty(m)
+    k._laplacian(nbr, surface, m, p, q)
+    assert np.linalg.norm(q - rhs) <= 1.01e-8 * np.linalg.norm(rhs)

@@ -194,13 +194,33 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv):
         inv[i, 1, 2] = inv[i, 2, 1] = a12 * inv_det
 
 
-@njit(**config.NJIT)
+# Particles per block of the solve's dot products: each block summed in particle order, the blocks in
+# parallel, their sums added in block order. The result depends on the block, not on the thread
+# count; below one block (every scene up to 65,536 particles) it is the plain sum in particle order.
+# On one thread the million-particle dam break's three dot products an iteration took 4-5 ms.
+DOT_BLOCK = 65_536
+
+
+@njit(**config.NJIT_PARALLEL)
 def _dot(a, b):
-    """Σ a·b over (n,3) arrays, summed in particle order (deterministic at any thread count)."""
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
-    return s
+    """Σ a·b over (n,3) arrays, deterministic at any thread count (``DOT_BLOCK``)."""
+    n = a.shape[0]
+    blocks = (n + DOT_BLOCK - 1) // DOT_BLOCK
+    if blocks <= 1:  # no parallel start for one block
+        s = 0.0
+        for i in range(n):
+            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
+        return s
+    partial = np.zeros(blocks)
+    for k in prange(blocks):
+        s = 0.0
+        for i in range(k * DOT_BLOCK, min(n, (k + 1) * DOT_BLOCK)):
+            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
+        partial[k] = s
+    total = 0.0
+    for k in range(blocks):
+        total += partial[k]
+    return total
 
 
 @njit(**config.NJIT_PARALLEL)
