@@ -8,6 +8,9 @@ Usage::
     python scripts/bench.py --scene sdf_build [--json]
     python scripts/bench.py --scene surface_sphere [--vs splashsurf] [--json]
     python scripts/bench.py --scene material_cost [--frames 20] [--repeats 3] [--json]
+    python scripts/bench.py --scene threads [--vs splishsplash] [--thread-counts 1,2,4,8,16] [--out F.json]
+        (the dam break, its stages and the million-particle dam break at each thread count, each in its
+        own process: scripts/benchmarks/thread_scaling.py, whose options it passes on)
 
 Peers (SPlisHSPlasH, splashsurf) are benchmark-only: ``scripts/setup_bench_env.sh`` installs them
 into ``.venv-bench``. Speed is measured here, never asserted in tests; record results in
@@ -27,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "benchmarks"))
 sys.path.insert(0, str(HERE.parent))
 
-SCENES = ("dam_break", "dam_break_scaling", "dam_break_1m", "sdf_build", "surface_sphere", "material_cost")
+SCENES = ("dam_break", "dam_break_scaling", "dam_break_1m", "sdf_build", "surface_sphere", "material_cost", "threads")
 DEFAULT_PARTICLES = {"surface_sphere": 100_000, "dam_break_1m": 1_000_000}
 
 
@@ -47,7 +50,13 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=None, help="dam_break_1m: frames to run (3); material_cost (20)")
     ap.add_argument("--cells", type=int, default=128, help="sdf_build: grid cells along the longest axis")
     ap.add_argument("--n", type=int, default=65, help="sdf_build: mesh subdivision (12 n^2 triangles)")
-    args = ap.parse_args(argv)
+    args, rest = ap.parse_known_args(argv)
+    if args.scene == "threads":
+        import thread_scaling
+
+        return thread_scaling.main(rest + ["--seconds", str(args.seconds)] + (["--vs", args.vs] if args.vs else []))
+    if rest:
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
     os.environ.setdefault("NUMBA_NUM_THREADS", str(args.threads))
     if args.particles is None:
         args.particles = DEFAULT_PARTICLES.get(args.scene, 100_000)

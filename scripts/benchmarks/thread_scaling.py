@@ -16,8 +16,9 @@ numba's own pool). Speedups are against the smallest thread count measured.
 
 Usage::
 
-    python scripts/bench.py --scene threads [--thread-counts 1,2,4,8,16] [--vs splishsplash]
-        [--parts launch,profile,dam_break,large] [--variants omp] [--json]
+    python scripts/benchmarks/thread_scaling.py [--thread-counts 1,2,4,8,16] [--vs splishsplash]
+        [--peer-threads 2,4,8,16] [--parts launch,profile,dam_break,large] [--large-threads 2,16]
+        [--variants default] [--out results.json]
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _run(part: str, threads: int, variant: str, args: list[str], timeout: float)
 
 def run(thread_counts: list[int], parts: list[str], variants: list[str], seconds: float, vs: str | None,
         profile_seconds: float, large_particles: int, large_frames: int, timeout: float = 600.0,
-        log=None) -> dict:
+        log=None, peer_threads: list[int] | None = None) -> dict:
     """Every (part, variant, thread count) in its own process; ``log`` gets each result as it comes."""
     import platform
 
@@ -95,6 +96,8 @@ def run(thread_counts: list[int], parts: list[str], variants: list[str], seconds
                 args = list(jobs[part])
                 if part == "dam_break":
                     args[2] = str(t)
+                    if peer_threads is not None and t not in peer_threads:
+                        args[1] = ""
                 out = _run(part, t, variant, args, timeout)
                 out.update(part=part, variant=variant, threads=t)
                 out.pop("fronts_TZ", None)
@@ -115,6 +118,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="default")
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--vs", default=None)
+    ap.add_argument("--peer-threads", default=None, help="thread counts the peer runs at (default: all)")
     ap.add_argument("--profile-seconds", type=float, default=0.3)
     ap.add_argument("--large-particles", type=int, default=1_000_000)
     ap.add_argument("--large-frames", type=int, default=3)
@@ -139,8 +143,9 @@ def main(argv=None) -> int:
         ts = counts
         if part == "large" and args.large_threads:
             ts = [int(t) for t in args.large_threads.split(",")]
+        peer = [int(t) for t in args.peer_threads.split(",")] if args.peer_threads else None
         r = run(ts, [part], args.variants.split(","), args.seconds, args.vs, args.profile_seconds,
-                args.large_particles, args.large_frames, log=log)
+                args.large_particles, args.large_frames, log=log, peer_threads=peer)
         result.update({k: v for k, v in r.items() if k != "runs"})
         result["runs"] += r["runs"]
     if args.out:

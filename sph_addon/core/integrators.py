@@ -73,7 +73,9 @@ class PredictionRelaxation(Integrator):
 
     def begin(self, world, idx, dt, gravity):
         if idx is None:
-            world.v[:] += dt * gravity
+            from .array_kernels import add_to_rows
+
+            add_to_rows(world.v, np.ascontiguousarray(dt * gravity, np.float64))
         else:
             world.v[idx] += dt * gravity
 
@@ -83,12 +85,13 @@ class PredictionRelaxation(Integrator):
         for model in models:
             model.velocity_stage(ctx)
         if idx is None:
-            x_prev[:] = x
-            x[:] += dt * v
+            from .array_kernels import drift, velocities_from_positions
+
+            drift(x, v, x_prev, dt)
             for model in models:
                 model.position_stage(ctx)
             collide(None, t, dt)
-            v[:] = (x - x_prev) / dt
+            velocities_from_positions(x, x_prev, dt, v)
             return
         others = np.ones(ctx.n, bool)
         others[idx] = False

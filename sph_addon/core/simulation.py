@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from . import config
-from .array_kernels import bounds
+from .array_kernels import bounds, step_rows
 from .blowup import BlowUpWatch, collider_work
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
@@ -115,6 +115,7 @@ class Simulation:
         self.nbr = np.zeros((0, 1), np.int32)
         self.count = np.zeros(0, np.int32)
         self._dv = np.zeros((0, 3))
+        self._predicted = np.zeros((0, 3))  # x + Δt v of the substep, for the neighbour search
         self.policy = SubstepPolicy.from_settings(scene.simulation)
         self.last_substeps = 0  # the last frame's substeps: the policy keeps them when nearly as cheap
         self.models = self._build_models()
@@ -253,12 +254,16 @@ class Simulation:
         world = self._world()
         for scheme, _, mats in self.schemes:
             scheme.begin(world, self._scheme_particles(mats), dt, self.gravity)
-        predicted = st.x + dt * st.v
+        # The same values as numpy's st.x + dt * st.v, in parallel into a kept buffer.
+        if self._predicted.shape != st.x.shape:
+            self._predicted = np.empty(st.x.shape)
+        predicted = self._predicted
+        step_rows(st.x, dt, st.v, predicted)
         order = self.ns.sort(predicted)
         st.permute(order)
-        # The same values as predicted[order] (each is the same sum of the same numbers), a fifth of
-        # the time of numpy's single-threaded gather.
-        predicted = st.x + dt * st.v
+        # Again after the permutation: the same values as predicted[order] (each is the same sum of the
+        # same numbers), a fifth of the time of numpy's single-threaded gather.
+        step_rows(st.x, dt, st.v, predicted)
         self.nbr, self.count = self.ns.lists(predicted, self.h)
         walls = self._walls_at(t + dt) if self.colliders else None
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,

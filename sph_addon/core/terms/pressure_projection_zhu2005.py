@@ -132,6 +132,7 @@ class GridProjection:
         ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
         import numba
 
+        from ..array_kernels import step_rows
         from . import pressure_projection_zhu2005_kernels as k
 
         bounds = np.empty((2, 3))
@@ -144,8 +145,9 @@ class GridProjection:
         origin = lo * d
         cell = np.empty(len(x), np.int64)
         k.particle_cells(x, sel, origin, inv_d, *dims, cell)
-        mine = cell[cell >= 0]
-        counts = np.bincount(mine, minlength=math.prod(dims))
+        counts = np.zeros(math.prod(dims), np.int64)
+        carried = np.zeros(counts.size)  # the pressures the particles carry from the last solve, summed
+        k.cell_sums(cell, pressure_at, counts, carried)
         faces = [tuple(n + (a == axis) for a, n in enumerate(dims)) for axis in range(3)]
         u = [np.zeros(f) for f in faces]
         w = [np.zeros(f) for f in faces]
@@ -179,13 +181,12 @@ class GridProjection:
             surface[:, 2 * axis + 1] = ghost[axis][tuple(c + (a == axis) for a, c in enumerate(at))]
         # The guess: the pressure the particles now in each cell carried from the last solve (kept with
         # them, so a resumed bake starts where the straight one does), for the same substep's length.
-        carried = np.bincount(mine, weights=pressure_at[cell >= 0], minlength=counts.size)
         scale = dt / self.last_dt if self.last_dt > 0.0 else 0.0
         p = scale * carried[cells] / np.maximum(counts[cells], 1)
         it, res = k.solve(nbr, surface, m, rhs, p, TOLERANCE, MAX_ITERATIONS, *(np.empty(m) for _ in range(3)))
         pressure = np.zeros(flat.size)
         pressure[cells] = p
-        pressure_at[:] = np.where(cell >= 0, pressure[np.maximum(cell, 0)], 0.0)
+        k.pressures_at_particles(cell, pressure, pressure_at)
         self.last_dt = dt
         pressure = pressure.reshape(dims)
         du, new = [], []
@@ -198,7 +199,7 @@ class GridProjection:
         share = -math.expm1(-dt * PIC_VISCOSITY * (math.pi / d) ** 2)
         k.velocity_changes(x, v, sel, origin, inv_d, *du, *new, *(s | f for s, f in zip(solved, held)), fill,
                            np.array(WEIGHT_RAMP), share, dv)
-        v += dv
+        step_rows(v, 1.0, dv, v)  # v += dv in parallel (1.0 dv is dv: the same sums)
         self._report(walls, dv.sum(axis=0), origin, d, held, u, w)
         st = self.stats
         st["iterations"] += it

@@ -35,6 +35,24 @@ def particle_cells(x, sel, origin, inv_d, nx, ny, nz, cell):
 
 
 @njit(**config.NJIT)
+def cell_sums(cell, pressure_at, counts, carried):
+    """Each cell's particles and the sum of their carried pressures, over the particles in order
+    (numpy's ``bincount`` without and with weights: the same sums, one pass, no temporaries)."""
+    for p in range(cell.shape[0]):
+        c = cell[p]
+        if c >= 0:
+            counts[c] += 1
+            carried[c] += pressure_at[p]
+
+
+@njit(**config.NJIT_PARALLEL)
+def pressures_at_particles(cell, pressure, out):
+    """Each particle's cell's pressure (0 outside the grid), in parallel."""
+    for p in prange(cell.shape[0]):
+        out[p] = pressure[cell[p]] if cell[p] >= 0 else 0.0
+
+
+@njit(**config.NJIT)
 def _step(cell, k, nx, ny, nz):
     """The flat index of ``cell``'s neighbour k (0-5: -x, +x, -y, +y, -z, +z), -1 outside the grid."""
     c = cell % nz
