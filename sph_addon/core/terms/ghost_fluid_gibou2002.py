@@ -51,7 +51,10 @@ def surface_factor(kind: np.ndarray, fill: np.ndarray, axis: int) -> np.ndarray:
     """1 / θ on the faces normal to ``axis`` between a fluid and an air cell, 1 elsewhere: θ the
     fraction of the way from the fluid cell's centre to the air cell's at which ``fill`` (the cells'
     content over a full cell's) crosses ``SURFACE_FILL`` (the ghost fluid's Dirichlet condition:
-    Gibou et al. 2002, eq. 5; Enright et al. 2003), clipped below at ``THETA_MIN``."""
+    Gibou et al. 2002, eq. 5; Enright et al. 2003), clipped below at ``THETA_MIN``.
+
+    The statement in numpy of what ``pressure_projection_zhu2005_faces.face_terms`` computes in the
+    projection, kept as the tests' reference."""
     from .pressure_projection_zhu2005_kernels import AIR, FLUID
 
     k_lo, k_hi = face_sides(kind, axis, AIR)

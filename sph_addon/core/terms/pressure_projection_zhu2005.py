@@ -58,7 +58,7 @@ import math
 import numpy as np
 
 from .base import VELOCITY, ArraySpec, Term
-from .ghost_fluid_gibou2002 import SURFACE_FILL, face_sides, surface_factor
+from .ghost_fluid_gibou2002 import SURFACE_FILL, THETA_MIN
 
 # Cell width in units of the support radius h (two spacings at h = 2 s: eight particles a cell, as
 # FLIP's usual 2x2x2 per cell).
@@ -79,15 +79,6 @@ WEIGHT_RAMP = (0.45, 0.6)
 # cm, where it halves the resting pool's 90th percentile at 2 s (0.44 -> 0.22 cm/s,
 # CHANGELOG.md, method notes); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
 PIC_VISCOSITY = 1.5e-3
-def _faces_known(kind: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two boolean arrays over the faces normal to ``axis``: those between a fluid cell and a non-solid
-    cell (solved), and those between a fluid cell and a solid one (held at the solid's velocity)."""
-    from .pressure_projection_zhu2005_kernels import AIR, FLUID, SOLID
-
-    lo, hi = face_sides(kind, axis, AIR)
-    fluid = (lo == FLUID) | (hi == FLUID)
-    solid = (lo == SOLID) | (hi == SOLID)
-    return fluid & ~solid, fluid & solid
 
 
 def _grown(mask: np.ndarray) -> np.ndarray:
@@ -98,12 +89,6 @@ def _grown(mask: np.ndarray) -> np.ndarray:
         for shift in (1, -1):
             out |= np.roll(mask, shift, axis=axis)
     return out
-
-
-def _difference(a: np.ndarray, axis: int) -> np.ndarray:
-    """The difference of a cell array across each face normal to ``axis`` (0 outside the grid)."""
-    lo, hi = face_sides(a, axis, 0.0)
-    return hi - lo
 
 
 class GridProjection:
@@ -133,6 +118,7 @@ class GridProjection:
         import numba
 
         from ..array_kernels import step_rows
+        from . import pressure_projection_zhu2005_faces as kf
         from . import pressure_projection_zhu2005_kernels as k
 
         bounds = np.empty((2, 3))
@@ -161,24 +147,17 @@ class GridProjection:
         m = k.fluid_rows(flat, *dims, row, nbr)
         if m == 0:
             return
-        div = np.zeros(dims)
-        solved, held, ghost = [], [], []
+        div = np.zeros(dims)  # d times the divergence (static solids' faces held at 0)
+        solved, held = [np.empty(f, np.bool_) for f in faces], [np.empty(f, np.bool_) for f in faces]
+        ghost = [np.empty(f) for f in faces]
         for axis in range(3):
-            np.divide(u[axis], w[axis], out=u[axis], where=w[axis] > 0)
-            s, f = _faces_known(kind, axis)
-            solved.append(s)
-            held.append(f)
-            ghost.append(surface_factor(kind, fill, axis))
-            div += np.diff(np.where(f, 0.0, u[axis]), axis=axis)  # d times the divergence; static solids
+            kf.face_terms(kind, fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis], solved[axis], held[axis],
+                          ghost[axis], div)
         fill[kind == k.SOLID] = 1.0
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
-        rhs[row[cells]] = -d * div.reshape(-1)[cells]
         surface = np.empty((m, 6))  # 1 / θ towards each neighbour (used where it is air)
-        at = np.unravel_index(cells, dims)
-        for axis in range(3):
-            surface[:, 2 * axis] = ghost[axis][at]
-            surface[:, 2 * axis + 1] = ghost[axis][tuple(c + (a == axis) for a, c in enumerate(at))]
+        kf.solve_rows(row, div, *ghost, d, rhs, surface)
         # The guess: the pressure the particles now in each cell carried from the last solve (kept with
         # them, so a resumed bake starts where the straight one does), for the same substep's length.
         scale = dt / self.last_dt if self.last_dt > 0.0 else 0.0
@@ -189,12 +168,9 @@ class GridProjection:
         k.pressures_at_particles(cell, pressure, pressure_at)
         self.last_dt = dt
         pressure = pressure.reshape(dims)
-        du, new = [], []
+        du, new = [np.empty(f) for f in faces], [np.empty(f) for f in faces]
         for axis in range(3):
-            change = np.where(solved[axis], -ghost[axis] * _difference(pressure, axis) * inv_d, 0.0)
-            change[held[axis]] = -u[axis][held[axis]]
-            du.append(change)
-            new.append(u[axis] + change)
+            kf.face_changes(pressure, axis, solved[axis], held[axis], ghost[axis], u[axis], inv_d, du[axis], new[axis])
         dv = np.empty_like(v)
         share = -math.expm1(-dt * PIC_VISCOSITY * (math.pi / d) ** 2)
         k.velocity_changes(x, v, sel, origin, inv_d, *du, *new, *(s | f for s, f in zip(solved, held)), fill,
