@@ -53,6 +53,14 @@ def step_rows(x, a, v, out):
 
 
 @njit(**config.NJIT_PARALLEL)
+def copy_rows(a, out):
+    """out[:] = a for (n,3) arrays, in parallel (numpy's copy runs on one thread)."""
+    for i in prange(a.shape[0]):
+        for c in range(3):
+            out[i, c] = a[i, c]
+
+
+@njit(**config.NJIT_PARALLEL)
 def drift(x, v, x_prev, dt):
     """x_prev = x, then x += dt v (the prediction of Clavet's Algorithm 1), in parallel."""
     for i in prange(x.shape[0]):

@@ -91,9 +91,11 @@ class ChebyshevPasses:
             self._kept = False
             return
         if self._bufs:
+            from ..array_kernels import copy_rows
+
             bx, bw = self._bufs[self._last()]
-            np.copyto(bx, x)
-            np.copyto(bw, wall_dx)
+            copy_rows(x, bx)
+            copy_rows(wall_dx, bw)
 
     def after(self, x: np.ndarray, wall_dx: np.ndarray, error: float) -> None:
         """Extrapolate the pass's result ``x`` (and the colliders' share ``wall_dx``) in place;
