@@ -84,6 +84,8 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
     ``NO_SLIP_CAP``), d_i the particle's distance to the surface and d_w the point's
     depth below it along the wall normal (the direction of Σ s_w φ_w r̂).
     """
+    from .solid_share_kernels import no_slip_sums
+
     out = np.zeros((len(x), 6))
     if walls is None or not len(x):
         return out
@@ -96,10 +98,10 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
     normal = _weighted(share, towards)
     length = np.linalg.norm(normal, axis=1)
     normal /= np.where(length > 0.0, length, 1.0)[:, None]
-    d_i = np.maximum(dist[near], 0.25 * spacing)[:, None]
-    depth = _weighted(normal, np.ascontiguousarray(off.T)) - d_i
-    factor = np.clip(1.0 + depth / d_i, 1.0, NO_SLIP_CAP)
-    out[near] = _weighted(share * factor, weights)
+    d_i = np.maximum(dist[near], 0.25 * spacing)
+    # out[near] = (share f) @ weights, f = clip(1 + depth / d_i, 1, NO_SLIP_CAP), depth = ô·off - d_i
+    no_slip_sums(share, normal, np.ascontiguousarray(off), d_i, NO_SLIP_CAP, np.ascontiguousarray(weights),
+                 near, out)
     return out
 
 

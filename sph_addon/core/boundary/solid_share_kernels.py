@@ -95,3 +95,28 @@ def solid_share(code, params, grid, rot, pos, centres, offsets, radii, lipschitz
             f = min(max(0.5 - d * inv_s, 0.0), 1.0)
             if f > share[a, b]:
                 share[a, b] = f
+
+
+@njit(**config.NJIT_PARALLEL)
+def no_slip_sums(share, normal, off, d_i, cap, w, rows, out):
+    """The no-slip term's blocks (``lattice_fill.wall_viscosity_blocks``) of share row a into particle
+    rows[a] of ``out`` (n,6), zeroed beforehand: Σ_b s_ab f_ab w_b with f = clip(1 + (ô_a·off_b - d_a)
+    / d_a, 1, cap). The same arithmetic, in the same order, as the numpy statements with
+    :func:`weighted_rows` it replaced, without their (k,m) temporaries (0.08 s a substep on one thread
+    for the million-particle dam break)."""
+    for a in prange(share.shape[0]):
+        i = rows[a]
+        for b in range(share.shape[1]):
+            depth = 0.0
+            for c in range(3):
+                s = normal[a, c]
+                if s == 0.0:
+                    continue
+                depth += s * off[b, c]
+            depth -= d_i[a]
+            f = min(max(1.0 + depth / d_i[a], 1.0), cap)
+            sf = share[a, b] * f
+            if sf == 0.0:
+                continue
+            for c in range(w.shape[1]):
+                out[i, c] += sf * w[b, c]

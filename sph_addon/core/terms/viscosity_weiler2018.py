@@ -90,6 +90,7 @@ class ViscosityWeiler2018(Term):
         Colliders at rest hold the fluid next to them (no slip), and receive the drag they exert in
         their contact reports.
         """
+        from ..array_kernels import copy_rows
         from . import viscosity_weiler2018_kernels as kernels
 
         n = ctx.n
@@ -110,7 +111,8 @@ class ViscosityWeiler2018(Term):
             rhs += ctx.v
         if len(self._unit_mass) != n:
             self._unit_mass = np.ones(n)
-        v = rhs.copy()
+        v = np.empty_like(rhs)
+        copy_rows(rhs, v)  # numpy's copy runs on one thread
         with ctx.workspace.borrow((3,), (3,), (3,), (3,), (3, 3)) as (r, z, p, ap, inv):
             it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass, eta, coeff, wall_b, sj, sw, se,
                                     rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
@@ -124,7 +126,7 @@ class ViscosityWeiler2018(Term):
             drag = np.zeros((n, 3))
             drag[held] = -coeff[0] * eta[held, None] * np.einsum("kij,kj->ki", wb, v[held])
             ctx.walls.received(ctx.x, drag)
-        ctx.v[:] = v
+        copy_rows(v, ctx.v)
         st = self.stats
         st["iterations"] += it
         st["iterations_max"] = max(st["iterations_max"], it)
