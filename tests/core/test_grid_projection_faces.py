@@ -38,7 +38,8 @@ def test_face_terms_are_the_numpy_statements(seed):
     div = np.zeros(kind.shape)
     for axis in range(3):
         solved, held, ghost = np.empty(faces[axis], bool), np.empty(faces[axis], bool), np.empty(faces[axis])
-        kf.face_terms(kind, fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis], solved, held, ghost, div)
+        kf.face_terms(kind, (k.FLUID, k.AIR, k.SOLID), fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis],
+                      solved, held, ghost, div)
         assert np.array_equal(u[axis], ref_u[axis])
         assert np.array_equal(solved, ref_solved[axis]) and np.array_equal(held, ref_held[axis])
         assert np.array_equal(ghost, ref_ghost[axis])

@@ -151,8 +151,8 @@ class GridProjection:
         solved, held = [np.empty(f, np.bool_) for f in faces], [np.empty(f, np.bool_) for f in faces]
         ghost = [np.empty(f) for f in faces]
         for axis in range(3):
-            kf.face_terms(kind, fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis], solved[axis], held[axis],
-                          ghost[axis], div)
+            kf.face_terms(kind, (k.FLUID, k.AIR, k.SOLID), fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis],
+                          solved[axis], held[axis], ghost[axis], div)
         fill[kind == k.SOLID] = 1.0
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from .. import config
 from ..kernel_cache import njit, prange
-from .pressure_projection_zhu2005_kernels import AIR, FLUID, SOLID
 
 
 @njit(**config.NJIT_INLINE)
-def _sides(kind, fill, axis, a, b, c):
+def _sides(kind, fill, axis, a, b, c, air):
     """The kinds and contents of the cells on the low and high side of face (a, b, c) normal to
-    ``axis``: AIR and 0 beyond the grid (``ghost_fluid_gibou2002.face_sides``)."""
+    ``axis``: ``air`` and 0 beyond the grid (``ghost_fluid_gibou2002.face_sides``)."""
     n = kind.shape[axis]
     m = a if axis == 0 else (b if axis == 1 else c)
     la, lb, lc = a - (axis == 0), b - (axis == 1), c - (axis == 2)
-    k_lo, f_lo, k_hi, f_hi = AIR, 0.0, AIR, 0.0
+    k_lo, f_lo, k_hi, f_hi = air, 0.0, air, 0.0
     if m > 0:
         k_lo, f_lo = kind[la, lb, lc], fill[la, lb, lc]
     if m < n:
@@ -32,26 +31,29 @@ def _sides(kind, fill, axis, a, b, c):
 
 
 @njit(**config.NJIT_PARALLEL)
-def face_terms(kind, fill, axis, surface_fill, theta_min, u, w, solved, held, ghost, div):
-    """For the faces normal to ``axis``: u /= w where w > 0; ``solved`` (fluid on a side, solid on
+def face_terms(kind, codes, fill, axis, surface_fill, theta_min, u, w, solved, held, ghost, div):
+    """For the faces normal to ``axis`` (``codes``: the kinds FLUID, AIR, SOLID of
+    ``pressure_projection_zhu2005_kernels``, passed so that the cached kernel holds no copy): u /= w
+    where w > 0; ``solved`` (fluid on a side, solid on
     neither) and ``held`` (fluid and solid: the static collider's velocity, 0); ``ghost``: 1 / θ
     between a fluid and an air cell, θ where the content crosses ``surface_fill``, clipped below at
     ``theta_min`` (``ghost_fluid_gibou2002.surface_factor``), 1 elsewhere; and ``div`` (cells) +=
     the difference across each cell of u, 0 on held faces (d times the divergence)."""
+    fluid_code, air, solid_code = codes
     fa, fb, fc = u.shape
     for a in prange(fa):
         for b in range(fb):
             for c in range(fc):
                 if w[a, b, c] > 0:
                     u[a, b, c] = u[a, b, c] / w[a, b, c]
-                k_lo, f_lo, k_hi, f_hi = _sides(kind, fill, axis, a, b, c)
-                fluid = k_lo == FLUID or k_hi == FLUID
-                solid = k_lo == SOLID or k_hi == SOLID
+                k_lo, f_lo, k_hi, f_hi = _sides(kind, fill, axis, a, b, c, air)
+                fluid = k_lo == fluid_code or k_hi == fluid_code
+                solid = k_lo == solid_code or k_hi == solid_code
                 solved[a, b, c] = fluid and not solid
                 held[a, b, c] = fluid and solid
-                low_fluid = k_lo == FLUID
+                low_fluid = k_lo == fluid_code
                 g = 1.0
-                if (low_fluid and k_hi == AIR) or (k_lo == AIR and k_hi == FLUID):
+                if (low_fluid and k_hi == air) or (k_lo == air and k_hi == fluid_code):
                     inner = f_lo if low_fluid else f_hi
                     outer = f_hi if low_fluid else f_lo
                     theta = (inner - surface_fill) / max(inner - outer, 1e-12)
