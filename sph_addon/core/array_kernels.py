@@ -100,33 +100,32 @@ def kinetic_energy_sum(v, mass):
 
 
 @njit(**config.NJIT)
-def exact_sum(a):
-    """The correctly rounded sum of the finite values of ``a`` (1-D float64): ``math.fsum``'s result
-    (Shewchuk's non-overlapping partials and CPython's final rounding), which no summation order
-    changes, at about a twentieth of its cost (1.3 ms for 24,000 values)."""
-    partials = np.empty(32)
-    n = 0
-    for k in range(a.shape[0]):
-        x = a[k]
-        i = 0
-        for j in range(n):
-            y = partials[j]
-            if abs(x) < abs(y):
-                x, y = y, x
-            hi = x + y
-            lo = y - (hi - x)
-            if lo != 0.0:
-                partials[i] = lo
-                i += 1
-            x = hi
-        n = i
-        if x != 0.0:
-            if n == partials.shape[0]:  # values spread over hundreds of binary orders of magnitude
-                grown = np.empty(2 * n)
-                grown[:n] = partials
-                partials = grown
-            partials[n] = x
-            n += 1
+def _add_partial(partials, n, x):
+    """Add x to Shewchuk's non-overlapping partials[:n] (in place); returns the new count, or -1,
+    the partials untouched, when the array is full (the count can grow by one)."""
+    if n == partials.shape[0]:
+        return -1
+    i = 0
+    for j in range(n):
+        y = partials[j]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    n = i
+    if x != 0.0:
+        partials[n] = x
+        n += 1
+    return n
+
+
+@njit(**config.NJIT)
+def _round_partials(partials, n):
+    """The correctly rounded sum of the non-overlapping partials[:n] (CPython's math_fsum ending)."""
     hi = 0.0
     if n > 0:
         n -= 1
@@ -147,3 +146,53 @@ def exact_sum(a):
             if y == x - hi:
                 hi = x
     return hi
+
+
+@njit(**config.NJIT)
+def _exact_sum_serial(a):
+    partials = np.empty(32)
+    n = 0
+    for k in range(a.shape[0]):
+        m = _add_partial(partials, n, a[k])
+        if m < 0:  # values spread over hundreds of binary orders of magnitude: grow
+            grown = np.empty(2 * partials.shape[0])
+            grown[:n] = partials[:n]
+            partials = grown
+            m = _add_partial(partials, n, a[k])
+        n = m
+    return _round_partials(partials, n)
+
+
+# Values per block of exact_sum's parallel pass (fewer: one pass, no parallel start).
+EXACT_SUM_BLOCK = 65_536
+
+
+@njit(**config.NJIT_PARALLEL)
+def exact_sum(a):
+    """The correctly rounded sum of the finite values of ``a`` (1-D float64): ``math.fsum``'s result
+    (Shewchuk's non-overlapping partials and CPython's final rounding), which no summation order
+    changes, at about a fourth of its cost on one thread. Above ``EXACT_SUM_BLOCK`` values each block
+    keeps its own exact partials in parallel and the blocks' partials are summed exactly together:
+    the same correctly rounded result."""
+    n = a.shape[0]
+    blocks = (n + EXACT_SUM_BLOCK - 1) // EXACT_SUM_BLOCK
+    if blocks <= 1:
+        return _exact_sum_serial(a)
+    width = 64
+    partials = np.empty((blocks, width))
+    counts = np.zeros(blocks, np.int64)
+    for b in prange(blocks):
+        m = 0
+        for k in range(b * EXACT_SUM_BLOCK, min(n, (b + 1) * EXACT_SUM_BLOCK)):
+            m = _add_partial(partials[b], m, a[k])
+            if m < 0:
+                break
+        counts[b] = m
+    if counts.min() < 0:  # a block's values outgrew its row: the serial pass grows as it needs
+        return _exact_sum_serial(a)
+    flat = np.empty(counts.sum())
+    at = 0
+    for b in range(blocks):
+        flat[at:at + counts[b]] = partials[b, :counts[b]]
+        at += counts[b]
+    return _exact_sum_serial(flat)

@@ -55,6 +55,29 @@ def test_exact_sum_of_a_huge_spread_and_of_half_way_cases():
     assert exact_sum(half) == math.fsum(half) and exact_sum(-half) == math.fsum(-half)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_exact_sum_in_parallel_blocks_is_math_fsum(threads):
+    """Above one block each block keeps its exact partials and the blocks' partials are summed exactly:
+    still fsum's result at any thread count, cancellations, spreads that outgrow a block's row
+    (the serial pass then) and half-way cases included."""
+    import numba
+
+    from sph_addon.core.array_kernels import EXACT_SUM_BLOCK
+
+    rng = np.random.default_rng(9)
+    n = 3 * EXACT_SUM_BLOCK + 17
+    cases = [rng.normal(size=n), np.concatenate([rng.normal(size=n // 2), -rng.normal(size=n // 2)]),
+             rng.normal(size=n) * 10.0 ** rng.integers(-300, 300, size=n),
+             np.tile([1.0, 1e100, 1.0, -1e100], n // 4), np.tile([1.0, 2.0**-53, 2.0**-106], n // 3)]
+    was = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        for a in cases:
+            assert exact_sum(a) == math.fsum(a)
+    finally:
+        numba.set_num_threads(was)
+
+
 def test_kinetic_energy_sum_is_half_m_v_squared():
     rng = np.random.default_rng(4)
     v, m = rng.normal(size=(20000, 3)), rng.uniform(0.1, 2.0, 20000)
