@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from .diagnostics import material_densities, particle_masses
+from .diagnostics import material_densities
 from .errors import SimulationError
 from .solvers import SOLVERS
 from .terms.surface_tension_brackbill1992 import SurfaceTensionBrackbill1992, csf_tension
@@ -107,13 +107,15 @@ class BlowUpWatch:
     # -- checks -----------------------------------------------------------------------------
     def energies(self, x: np.ndarray, v: np.ndarray, material: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n,) mechanical energy m (|v|²/2 - g·x), J, and (n,) masses, kg, of the particles."""
-        m = particle_masses(self.densities, material, self.scene.particle_spacing)
+        from .array_kernels import mechanical_energies
+
         # Written out, not einsum: its summation order varies with numpy's version and SIMD
         # dispatch, and the budget is saved in checkpoints that must not depend on either.
-        g = self.gravity
-        v2 = v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2]
-        gx = x[:, 0] * g[0] + x[:, 1] * g[1] + x[:, 2] * g[2]
-        return m * (0.5 * v2 - gx), m
+        e, m = np.empty(len(x)), np.empty(len(x))
+        mechanical_energies(np.ascontiguousarray(x, np.float64), np.ascontiguousarray(v, np.float64),
+                            np.ascontiguousarray(material), np.ascontiguousarray(self.densities, np.float64),
+                            self.scene.particle_spacing**3, np.ascontiguousarray(self.gravity, np.float64), e, m)
+        return e, m
 
     def surface_energies(self, search, x: np.ndarray, material: np.ndarray) -> np.ndarray:
         """(n,) surface energy of each particle, J (0 where no material has surface tension).
