@@ -109,8 +109,8 @@ class BlowUpWatch:
         """(n,) mechanical energy m (|v|²/2 - g·x), J, and (n,) masses, kg, of the particles."""
         from .array_kernels import mechanical_energies
 
-        # Written out, not einsum: its summation order varies with numpy's version and SIMD
-        # dispatch, and the budget is saved in checkpoints that must not depend on either.
+        # Written out in a kernel, not einsum: einsum's summation order varies with numpy's version and
+        # SIMD dispatch, and the budget is saved in checkpoints that must not depend on either.
         e, m = np.empty(len(x)), np.empty(len(x))
         mechanical_energies(np.ascontiguousarray(x, np.float64), np.ascontiguousarray(v, np.float64),
                             np.ascontiguousarray(material), np.ascontiguousarray(self.densities, np.float64),
@@ -165,19 +165,18 @@ class BlowUpWatch:
             if count is not None and len(count) == len(x) >= MIN_PARTICLES else 0.0
         e, m = self.energies(x, v, material)
         born = ids >= self.seen_id
-        # The exact sum rounded once (math.fsum's, array_kernels.exact_sum): the same budget whatever
-        # order numpy would sum in.
-        fsum = _exact_sum
+        # The exact sum rounded once (math.fsum's result, array_kernels.exact_sum): the same budget
+        # whatever order numpy would sum in.
         if self.budget is None:
-            self.budget = fsum(e) + fsum(self.surface_energies(search, x, material))
+            self.budget = _exact_sum(e) + _exact_sum(self.surface_energies(search, x, material))
             height = self._height(x)
             self.scale_per_kg = max(float(np.linalg.norm(self.gravity)) * height, MIN_SPECIFIC_ENERGY)
         else:
-            surface = fsum(self.surface_energies(search, x, material)[born]) if born.any() else 0.0
-            self.budget += fsum(e[born]) + surface + nozzle_lift * fsum(m[born]) + collider_work
+            surface = _exact_sum(self.surface_energies(search, x, material)[born]) if born.any() else 0.0
+            self.budget += _exact_sum(e[born]) + surface + nozzle_lift * _exact_sum(m[born]) + collider_work
         self.seen_id = int(next_id)
-        total = fsum(e)
-        scale = self.scale_per_kg * fsum(m)
+        total = _exact_sum(e)
+        scale = self.scale_per_kg * _exact_sum(m)
         if self.energy_check and total - self.budget > scale:
             raise SimulationError(frame, f"the particles' energy grew to {total:.3g} J, {total - self.budget:.3g} J "
                                          f"more than the start (its surface energy included), the sources and the "

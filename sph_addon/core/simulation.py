@@ -256,11 +256,11 @@ class Simulation:
             scheme.begin(world, self._scheme_particles(mats), dt, self.gravity)
         if self._predicted.shape != st.x.shape:  # x + Δt v, numpy's sums, in parallel into a kept buffer
             self._predicted = np.empty(st.x.shape)
-        step_rows(st.x, dt, st.v, predicted := self._predicted)
-        st.permute(self.ns.sort(predicted))
+        step_rows(st.x, dt, st.v, self._predicted)
+        st.permute(self.ns.sort(self._predicted))
         # Again after the permutation: predicted[order] (the same sums of the same numbers), faster.
-        step_rows(st.x, dt, st.v, predicted)
-        self.nbr, self.count = self.ns.lists(predicted, self.h)
+        step_rows(st.x, dt, st.v, self._predicted)
+        self.nbr, self.count = self.ns.lists(self._predicted, self.h)
         walls = self._walls_at(t + dt) if self.colliders else None
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,

@@ -98,3 +98,31 @@ def test_mechanical_energies_are_the_numpy_statements():
     e, m = np.empty(5000), np.empty(5000)
     mechanical_energies(x, v, material, densities, spacing**3, g, e, m)
     assert np.array_equal(m, m_ref) and np.array_equal(e, m_ref * (0.5 * v2 - gx))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_viscosity_dot_products_are_the_same_at_any_thread_count(threads):
+    """The viscosity solve's dot products (``viscosity_weiler2018_kernels._dot``): below one block the
+    plain sum in particle order; above, blocks summed in parallel and added in block order, the same
+    bytes at any thread count."""
+    import numba
+
+    from sph_addon.core.terms.viscosity_weiler2018_kernels import DOT_BLOCK, _dot
+
+    rng = np.random.default_rng(11)
+    small = rng.normal(size=(1000, 3)), rng.normal(size=(1000, 3))
+    large = rng.normal(size=(2 * DOT_BLOCK + 5, 3)), rng.normal(size=(2 * DOT_BLOCK + 5, 3))
+    plain = 0.0
+    for i in range(1000):
+        plain += small[0][i, 0] * small[1][i, 0] + small[0][i, 1] * small[1][i, 1] + small[0][i, 2] * small[1][i, 2]
+    blocks = []
+    for k in range(3):
+        a, b = large[0][k * DOT_BLOCK:(k + 1) * DOT_BLOCK], large[1][k * DOT_BLOCK:(k + 1) * DOT_BLOCK]
+        blocks.append(_dot(np.ascontiguousarray(a), np.ascontiguousarray(b)))  # one block: the plain sum
+    was = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        assert _dot(*small) == plain
+        assert _dot(*large) == (0.0 + blocks[0]) + blocks[1] + blocks[2]
+    finally:
+        numba.set_num_threads(was)

@@ -142,7 +142,7 @@ def fluid_rows(kind, nx, ny, nz, row, nbr):
 
 # Fluid rows from which the solve's row loops run in parallel. Below, a parallel loop's start costs
 # as much as the loop (the bench's dam break: a few thousand rows); the million-particle dam break's
-# 130,000 rows took 0.35 s a substep on one thread. The sums are the same either way.
+# solve took 0.35 s a substep on one thread. The sums are the same either way.
 PARALLEL_ROWS = 20_000
 
 

@@ -197,7 +197,7 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv):
 # Particles per block of the solve's dot products: each block summed in particle order, the blocks in
 # parallel, their sums added in block order. The result depends on the block, not on the thread
 # count; below one block (every scene up to 65,536 particles) it is the plain sum in particle order.
-# On one thread the million-particle dam break's three dot products an iteration took 4-5 ms.
+# Over a million particles one dot product took 2.9 ms on one thread, and an iteration has three.
 DOT_BLOCK = 65_536
 
 
