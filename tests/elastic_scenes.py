@@ -46,6 +46,7 @@ def elastic_forces(sim: Simulation, x: np.ndarray) -> np.ndarray:
     """The elastic forces (N) at positions ``x`` (the state's order), rotations found afresh from the
     identity, as ``ElasticityBecker2009.apply`` computes them."""
     from sph_addon.core.terms import elasticity_becker2009_kernels as k
+    from sph_addon.core.terms.elasticity_becker2009 import rest_pairs
 
     term = sim.models[0].term(TERM)
     st = sim.state
@@ -54,12 +55,14 @@ def elastic_forces(sim: Simulation, x: np.ndarray) -> np.ndarray:
     index = np.full(st.next_id, -1, np.int64)
     index[st.ids] = np.arange(n)
     rot = np.tile(np.eye(3).ravel(), (n, 1))
-    corr = np.zeros((n, 27))  # C_i, 3x9 (elasticity_becker2009_gradient.gradient_weight)
-    f, p, q = (np.zeros((n, 9)) for _ in range(3))
-    wsum, out = np.zeros(n), np.zeros((n, 3))
-    args = (a["rest_position"], a["rest_partner"], index, st.material, term.solid)
-    k.deformation(x, *args, term.mu, term.lam, term.green, term.hourglass, sim.h, False, rot, corr, wsum, f, f, p, q)
-    k.forces(x, *args, term.hourglass, sim.h, term.vol, np.ones(len(term.mu)), corr, wsum, f, p, q, out)
+    f, m = np.zeros((n, 9)), np.zeros((n, 9))
+    out = np.zeros((n, 3))
+    rest = a["rest_position"]
+    nb, g, grev, kap, krev, kmom, null = rest_pairs(rest, a["rest_partner"], index, st.material, term.solid,
+                                                    term.hourglass, sim.h)
+    k.deformation(x, rest, nb, g, kap, kmom, null, st.material, term.solid, term.mu, term.lam, term.green, term.vol,
+                  False, rot, f, f, m)
+    k.forces(x, rest, nb, g, grev, kap, krev, st.material, term.solid, np.ones(len(term.mu)), f, m, out)
     return out
 
 

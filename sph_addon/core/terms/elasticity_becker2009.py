@@ -61,6 +61,21 @@ def lame(youngs_modulus: float, poisson_ratio: float) -> tuple[float, float]:
     return e / (2.0 * (1.0 + nu)), e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
 
 
+def rest_pairs(rest, partner, index_of_id, mat, solid, hourglass, h) -> tuple[np.ndarray, ...]:
+    """What the substep's passes read of the rest state, computed once (``elasticity_becker2009_kernels``'
+    ``rest_fit`` and ``pair_weights``): (partner indices, g_ij, g_ji, κ_ij, κ_ji, K_i, N_i)."""
+    from .elasticity_becker2009_kernels import pair_weights, rest_fit
+
+    n, width = partner.shape
+    corr, wsum, null = np.zeros((n, 27)), np.zeros(n), np.zeros((n, 9))
+    rest_fit(rest, partner, index_of_id, mat, solid, h, corr, wsum, null)
+    nb = np.full((n, width), -1, np.int64)
+    g, grev = np.zeros((n, width, 3)), np.zeros((n, width, 3))
+    kap, krev, kmom = np.zeros((n, width)), np.zeros((n, width)), np.zeros((n, 9))
+    pair_weights(rest, partner, index_of_id, mat, solid, hourglass, h, corr, wsum, nb, g, grev, kap, krev, kmom)
+    return nb, g, grev, kap, krev, kmom, null
+
+
 class ElasticityBecker2009(Term):
     """Rest state at a particle's first substep, then the implicit corotated elastic solve (velocity stage)."""
 
@@ -144,38 +159,36 @@ class ElasticityBecker2009(Term):
         dt = ctx.dt
         c = dt * (dt + self.tau)
         unit = np.ones_like(c)
-        mat, partner, rest, rot = ctx.material, a["rest_partner"], a["rest_position"], a["rotation"]
-        idx = ctx.index_of_id()
-        args = (rest, partner, idx, mat, self.solid)
-        with ctx.workspace.borrow((27,), (), (9,), (9,), (9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (
-                corr, wsum, f, p, q, df, dp, dq, blocks, force, tmp):
-            k.deformation(ctx.x, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, False, rot, corr, wsum,
-                          f, f, p, q)
-            lin = (self.hourglass, ctx.h, self.vol)
+        mat, partner, rot = ctx.material, a["rest_partner"], a["rotation"]
+        rest = a["rest_position"]
+        pairs = rest_pairs(rest, partner, ctx.index_of_id(), mat, self.solid, self.hourglass, ctx.h)
+        nb, g, grev, kap, krev, kmom, null = pairs
+        with ctx.workspace.borrow((9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (f, m, df, dm, blocks, force, tmp):
+            material = (self.mu, self.lam, self.green, self.vol)
+            k.deformation(ctx.x, rest, nb, g, kap, kmom, null, mat, self.solid, *material, False, rot, f, f, m)
+            wide = (rest, nb, g, grev, kap, krev, mat, self.solid)
 
             def operator(w, out):
                 """out = (M + c H) w on the solid rows."""
-                k.deformation(w, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, True, rot, corr, wsum,
-                              f, df, dp, dq)
-                k.forces(w, *args, *lin, c, corr, wsum, df, dp, dq, out)
+                k.deformation(w, rest, nb, g, kap, kmom, null, mat, self.solid, *material, True, rot, f, df, dm)
+                k.forces(w, *wide, c, df, dm, out)
                 out[rows] = self.mass[mat[rows], None] * w[rows] - out[rows]
                 out[~rows] = 0.0
 
-            k.forces(ctx.x, *args, *lin, unit, corr, wsum, f, p, q, force)
+            k.forces(ctx.x, *wide, unit, f, m, force)
             b = np.zeros((ctx.n, 3))
             b[rows] = dt * force[rows]
-            k.deformation(ctx.v, *args, self.mu, self.lam, self.green, self.hourglass, ctx.h, True, rot, corr, wsum,
-                          f, df, dp, dq)
-            k.forces(ctx.v, *args, *lin, c, corr, wsum, df, dp, dq, tmp)
+            k.deformation(ctx.v, rest, nb, g, kap, kmom, null, mat, self.solid, *material, True, rot, f, df, dm)
+            k.forces(ctx.v, *wide, c, df, dm, tmp)
             b[rows] += tmp[rows]
-            k.preconditioner(*args, self.mu, self.lam, self.hourglass, ctx.h, self.vol, self.mass, c, corr, wsum,
-                             rot, blocks)
+            k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, self.mu, self.lam, self.vol, self.mass, c, rot,
+                             blocks)
             dv = np.where(rows[:, None], a["elastic_dv"], 0.0)
             # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
             # has b ~ 0, and a relative test chased rounding).
             floor = float(np.sqrt(np.sum(self.mass[mat[rows]] ** 2))) * max(self.setup.gravity, 1.0) * dt
             held = self._held(ctx, rows)
-            iterations, residual = self._cg(operator, b, dv, blocks, mat, partner, tmp, held, ctx.v, floor)
+            iterations, residual = self._cg(operator, b, dv, blocks, mat, nb, tmp, held, ctx.v, floor)
             self._keep_momenta(ctx, rows, dv, held)
         ctx.v[rows] += dv[rows]
         a["elastic_dv"][rows] = dv[rows]
@@ -234,7 +247,7 @@ class ElasticityBecker2009(Term):
             return None
         return idx[into], normal[into], target[into]
 
-    def _cg(self, operator, b, x, blocks, mat, partner, scratch, held, v, floor) -> tuple[int, float]:
+    def _cg(self, operator, b, x, blocks, mat, nb, scratch, held, v, floor) -> tuple[int, float]:
         """Preconditioned conjugate gradients on ``operator`` x = b from the given x (mutated), with the
         normal velocity v + x of the ``held`` particles prescribed (Baraff & Witkin 1998, section 5.3: the
         residual and the search directions filtered); the iterations taken and the residual relative to
@@ -261,7 +274,7 @@ class ElasticityBecker2009(Term):
         r = filtered(b - ap)
         b_norm = max(math.sqrt(float(np.vdot(b, b))), floor)
         z = np.empty_like(r)
-        apply_blocks(blocks, r, mat, self.solid, partner, z)
+        apply_blocks(blocks, r, mat, self.solid, nb, z)
         pdir = filtered(z.copy())
         rz = float(np.vdot(r, pdir))
         res = math.sqrt(float(np.vdot(r, r))) / b_norm
@@ -274,7 +287,7 @@ class ElasticityBecker2009(Term):
             r -= alpha * ap
             res = math.sqrt(float(np.vdot(r, r))) / b_norm
             it += 1
-            apply_blocks(blocks, r, mat, self.solid, partner, z)
+            apply_blocks(blocks, r, mat, self.solid, nb, z)
             rz_new = float(np.vdot(r, z))
             pdir *= rz_new / rz
             pdir += z

@@ -129,29 +129,13 @@ def _stress_increment(df, f, r, mu, lam, green):
 
 
 @njit(**config.NJIT_PARALLEL)
-def deformation(y, rest, partner, index_of_id, mat, solid, mu, lam, green, hourglass, h, increment,
-                rot, corr, wsum, f_now, f_out, p_out, q_out):
-    """Per solid particle: F_i, the stress P_i and the hourglass moment Q_i = Σ_j κ_ij e_ij d_ijᵀ into
-    ``f_out``, ``p_out``, ``q_out`` (n,9).
-
-    ``increment`` false: ``y`` are positions; the correction L_i (``corr``), the normalisation Σ_j Ŵ
-    (``wsum``) and the rotation R_i (``rot``: the last one in, the new one out) are computed first.
-    ``increment`` true: ``y`` is a velocity field w and the outputs are the changes δF_i, δP_i, δQ_i
-    for a displacement w (linear in w: rotations held, about the current F_i in ``f_now``).
-    """
-    for i in prange(y.shape[0]):
-        if solid[mat[i]] and partner[i, 0] >= 0:
-            _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass, h, increment, rot, corr,
-                        wsum, f_now, f_out, p_out, q_out)
-
-
-@njit(**config.NJIT)
-def _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass, h, increment, rot, corr, wsum,
-                f_now, f_out, p_out, q_out):
-    """:func:`deformation` for particle i."""
-    m = mat[i]
-    null = (0.0,) * 9
-    if not increment:
+def rest_fit(rest, partner, index_of_id, mat, solid, h, corr, wsum, null_out):
+    """Per solid particle, from its rest neighbourhood: the fit C_i (``corr``, 3x9), the kernel sum Σ_j Ŵ
+    (``wsum``) and the projector N_i on the null space of its linear moments (``null_out``, 9; zero for a
+    neighbourhood that spans three dimensions)."""
+    for i in prange(rest.shape[0]):
+        if not solid[mat[i]] or partner[i, 0] < 0:
+            continue
         a = np.empty((3, 3))
         v = np.empty((3, 3))
         mm = (0.0,) * 9
@@ -173,146 +157,160 @@ def _deform_one(i, y, rest, partner, index_of_id, mat, mu, lam, green, hourglass
                 for c in range(3):
                     corr[i, 9 * r3 + c] = ell[3 * r3 + c]
         wsum[i] = ws
-    f = (0.0,) * 9
-    for kk in range(partner.shape[1]):
-        j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
-        if j == -1:
-            break
-        if j < 0:
-            continue
-        gx, gy, gz = gradient_weight(corr, i, dx, dy, dz, h)
-        f = outer_add(f, 1.0, y[j, 0] - y[i, 0], y[j, 1] - y[i, 1], y[j, 2] - y[i, 2], gx, gy, gz)
-    if increment:
-        p = _stress_increment(f, load(f_now, i), load(rot, i), mu[m], lam[m], green[m])
-    else:
-        r0 = load(rot, i)
-        r = polar_rotation(f, r0, ROTATION_TOLERANCE, ROTATION_ITERATIONS, null[0] + null[4] + null[8])
-        store(rot, i, r)
-        f = mat_add(f, mat_mul(r, null), 1.0)
-        p = _stress(f, r, mu[m], lam[m], green[m])
-    q = (0.0,) * 9
-    if hourglass[m] > 0.0 and wsum[i] > 0.0:
-        for kk in range(partner.shape[1]):
-            j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
-            if j == -1:
-                break
-            if j < 0:
-                continue
-            r2 = dx * dx + dy * dy + dz * dz
-            kap = hourglass[m] * kernel_weight(math.sqrt(r2), h) / (wsum[i] * r2)
-            fx, fy, fz = mat_vec(f, dx, dy, dz)
-            q = outer_add(q, kap, y[j, 0] - y[i, 0] - fx, y[j, 1] - y[i, 1] - fy, y[j, 2] - y[i, 2] - fz,
-                          dx, dy, dz)
-    store(f_out, i, f)
-    store(p_out, i, p)
-    store(q_out, i, q)
-
-
-@njit(**config.NJIT)
-def _pair_term(y, rest, index_of_id, mat, hourglass, h, vol, corr, wsum, f, p, q, i, j):
-    """b_ij: what particle i's energies push its partner j with, -b_ij on j and +b_ij on i:
-    ṽ P_i g_ij + κ_ij e_ij - Q_i g_ij."""
-    dx = rest[j, 0] - rest[i, 0]
-    dy = rest[j, 1] - rest[i, 1]
-    dz = rest[j, 2] - rest[i, 2]
-    r2 = dx * dx + dy * dy + dz * dz
-    r = math.sqrt(r2)
-    gx, gy, gz = gradient_weight(corr, i, dx, dy, dz, h)
-    px, py, pz = mat_vec(load(p, i), gx, gy, gz)
-    bx = vol * px
-    by = vol * py
-    bz = vol * pz
-    m = mat[i]
-    if hourglass[m] > 0.0 and wsum[i] > 0.0:
-        kap = hourglass[m] * kernel_weight(r, h) / (wsum[i] * r2)
-        fx, fy, fz = mat_vec(load(f, i), dx, dy, dz)
-        qx, qy, qz = mat_vec(load(q, i), gx, gy, gz)
-        bx += kap * (y[j, 0] - y[i, 0] - fx) - qx
-        by += kap * (y[j, 1] - y[i, 1] - fy) - qy
-        bz += kap * (y[j, 2] - y[i, 2] - fz) - qz
-    return bx, by, bz
+        store(null_out, i, null)
 
 
 @njit(**config.NJIT_PARALLEL)
-def forces(y, rest, partner, index_of_id, mat, solid, hourglass, h, vol, scale, corr, wsum, f, p, q, out):
-    """out_a = Σ over the energies the force they exert on a (the negative gradient), each energy's share
-    times ``scale`` of its particle's material: a's own (+Σ_j b_aj) and its partners' (-b_ia). With the
-    outputs of :func:`deformation` for positions, the elastic forces, N; for a velocity field, their
-    change (the operator of the implicit solve). Rows of other particles are left alone."""
-    for a in prange(y.shape[0]):
-        ma = mat[a]
-        if not solid[ma] or partner[a, 0] < 0:
+def pair_weights(rest, partner, index_of_id, mat, solid, hourglass, h, corr, wsum, nb, g, grev, kap, krev, kmom):
+    """What every pass of a substep reads per rest pair (i, its kk-th partner j), computed once: the index
+    j (``nb``: -1 past the row's end, -2 for a partner gone), the gradient weights g_ij and g_ji (``g``,
+    ``grev``), the hourglass stiffnesses κ_ij of i's energy and κ_ji of j's (``kap``, ``krev``); per particle
+    K_i = Σ_j κ_ij d_ij d_ijᵀ (``kmom``, 9), which turns the hourglass moment into one pass."""
+    for i in prange(rest.shape[0]):
+        if not solid[mat[i]] or partner[i, 0] < 0:
             continue
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
+        mi = mat[i]
+        kk_sum = (0.0,) * 9
         for kk in range(partner.shape[1]):
-            j, _, _, _ = rest_partner(rest, partner, index_of_id, a, kk)
+            j, dx, dy, dz = rest_partner(rest, partner, index_of_id, i, kk)
+            nb[i, kk] = j
             if j == -1:
                 break
             if j < 0:
                 continue
-            bx, by, bz = _pair_term(y, rest, index_of_id, mat, hourglass, h, vol, corr, wsum, f, p, q, a, j)
-            s = scale[ma]
-            sx += s * bx
-            sy += s * by
-            sz += s * bz
-            bx, by, bz = _pair_term(y, rest, index_of_id, mat, hourglass, h, vol, corr, wsum, f, p, q, j, a)
-            s = scale[mat[j]]
-            sx -= s * bx
-            sy -= s * by
-            sz -= s * bz
+            g[i, kk, 0], g[i, kk, 1], g[i, kk, 2] = gradient_weight(corr, i, dx, dy, dz, h)
+            grev[i, kk, 0], grev[i, kk, 1], grev[i, kk, 2] = gradient_weight(corr, j, -dx, -dy, -dz, h)
+            r2 = dx * dx + dy * dy + dz * dz
+            w = kernel_weight(math.sqrt(r2), h)
+            mj = mat[j]
+            kap[i, kk] = hourglass[mi] * w / (wsum[i] * r2) if hourglass[mi] > 0.0 and wsum[i] > 0.0 else 0.0
+            krev[i, kk] = hourglass[mj] * w / (wsum[j] * r2) if hourglass[mj] > 0.0 and wsum[j] > 0.0 else 0.0
+            kk_sum = outer_add(kk_sum, kap[i, kk], dx, dy, dz, dx, dy, dz)
+        store(kmom, i, kk_sum)
+
+
+@njit(**config.NJIT_PARALLEL)
+def deformation(y, rest, nb, g, kap, kmom, null, mat, solid, mu, lam, green, vol, increment, rot, f_now, f_out,
+                m_out):
+    """Per solid particle: F_i and M_i = ṽ P_i - Q_i (stress P_i, hourglass moment Q_i = Σ_j κ_ij e_ij d_ijᵀ
+    = Σ_j κ_ij (y_j - y_i) d_ijᵀ - F_i K_i) into ``f_out``, ``m_out`` (n,9).
+
+    ``increment`` false: ``y`` are positions, and the rotation R_i (``rot``: the last one in, the new one
+    out) is found first. ``increment`` true: ``y`` is a velocity field w and the outputs are the changes
+    δF_i, δM_i for a displacement w (linear in w: rotations held, about the current F_i in ``f_now``).
+    """
+    for i in prange(y.shape[0]):
+        if not solid[mat[i]] or nb[i, 0] == -1:
+            continue
+        m = mat[i]
+        f = (0.0,) * 9
+        b = (0.0,) * 9
+        for kk in range(nb.shape[1]):
+            j = nb[i, kk]
+            if j == -1:
+                break
+            if j < 0:
+                continue
+            ux = y[j, 0] - y[i, 0]
+            uy = y[j, 1] - y[i, 1]
+            uz = y[j, 2] - y[i, 2]
+            f = outer_add(f, 1.0, ux, uy, uz, g[i, kk, 0], g[i, kk, 1], g[i, kk, 2])
+            b = outer_add(b, kap[i, kk], ux, uy, uz, rest[j, 0] - rest[i, 0], rest[j, 1] - rest[i, 1],
+                          rest[j, 2] - rest[i, 2])
+        if increment:
+            p = _stress_increment(f, load(f_now, i), load(rot, i), mu[m], lam[m], green[m])
+        else:
+            nl = load(null, i)
+            r = polar_rotation(f, load(rot, i), ROTATION_TOLERANCE, ROTATION_ITERATIONS, nl[0] + nl[4] + nl[8])
+            store(rot, i, r)
+            f = mat_add(f, mat_mul(r, nl), 1.0)
+            p = _stress(f, r, mu[m], lam[m], green[m])
+        q = mat_add(b, mat_mul(f, load(kmom, i)), -1.0)
+        store(f_out, i, f)
+        store(m_out, i, mat_add(mat_add((0.0,) * 9, p, vol), q, -1.0))
+
+
+@njit(**config.NJIT_PARALLEL)
+def forces(y, rest, nb, g, grev, kap, krev, mat, solid, scale, f, m, out):
+    """out_a = Σ over the energies the force they exert on a (the negative gradient), each energy's share
+    times ``scale`` of its particle's material: a's own, +Σ_j b_aj, and its partners', -b_ja, with
+    b_ij = M_i g_ij + κ_ij (y_j - y_i - F_i d_ij) what i's energy pushes its partner j with (eq. 16's pair
+    forces). With the outputs of :func:`deformation` for positions, the elastic forces, N; for a velocity
+    field, their change (the operator of the implicit solve). Rows of other particles are left alone."""
+    for a in prange(y.shape[0]):
+        ma = mat[a]
+        if not solid[ma] or nb[a, 0] == -1:
+            continue
+        fa = load(f, a)
+        ma_ = load(m, a)
+        sa = scale[ma]
+        sx = 0.0
+        sy = 0.0
+        sz = 0.0
+        for kk in range(nb.shape[1]):
+            j = nb[a, kk]
+            if j == -1:
+                break
+            if j < 0:
+                continue
+            dx = rest[j, 0] - rest[a, 0]
+            dy = rest[j, 1] - rest[a, 1]
+            dz = rest[j, 2] - rest[a, 2]
+            ux = y[j, 0] - y[a, 0]
+            uy = y[j, 1] - y[a, 1]
+            uz = y[j, 2] - y[a, 2]
+            k = kap[a, kk]
+            gx, gy, gz = mat_vec(ma_, g[a, kk, 0], g[a, kk, 1], g[a, kk, 2])
+            fx, fy, fz = mat_vec(fa, dx, dy, dz)
+            sx += sa * (gx + k * (ux - fx))
+            sy += sa * (gy + k * (uy - fy))
+            sz += sa * (gz + k * (uz - fz))
+            # j's energy on a: the offset and the displacement turned round.
+            k = krev[a, kk]
+            gx, gy, gz = mat_vec(load(m, j), grev[a, kk, 0], grev[a, kk, 1], grev[a, kk, 2])
+            fx, fy, fz = mat_vec(load(f, j), dx, dy, dz)
+            sj = scale[mat[j]]
+            sx -= sj * (gx - k * (ux - fx))
+            sy -= sj * (gy - k * (uy - fy))
+            sz -= sj * (gz - k * (uz - fz))
         out[a, 0] = sx
         out[a, 1] = sy
         out[a, 2] = sz
 
 
 @njit(**config.NJIT_PARALLEL)
-def preconditioner(rest, partner, index_of_id, mat, solid, mu, lam, hourglass, h, vol, mass, scale, corr, wsum,
-                   rot, out):
+def preconditioner(nb, g, grev, kap, krev, mat, solid, mu, lam, vol, mass, scale, rot, out):
     """Inverse of each solid particle's 3x3 diagonal block of m I + c H (H the energies' Hessian, c =
     ``scale``): from every energy that moves with it, ṽ (μ |c|² I + (μ + λ) (R c)(R c)ᵀ) for the
     gradient weight c of a in it, and κ I for each hourglass pair (block-Jacobi)."""
-    for a in prange(rest.shape[0]):
-        if solid[mat[a]] and partner[a, 0] >= 0:
-            store(out, a, _block_one(a, rest, partner, index_of_id, mat, mu, lam, hourglass, h, vol, mass, scale,
-                                     corr, wsum, rot))
+    for a in prange(nb.shape[0]):
+        if solid[mat[a]] and nb[a, 0] != -1:
+            store(out, a, _block_one(a, nb, g, grev, kap, krev, mat, mu, lam, vol, mass, scale, rot))
 
 
 @njit(**config.NJIT)
-def _block_one(a, rest, partner, index_of_id, mat, mu, lam, hourglass, h, vol, mass, scale, corr, wsum, rot):
+def _block_one(a, nb, g, grev, kap, krev, mat, mu, lam, vol, mass, scale, rot):
     """The inverse of particle a's diagonal block (:func:`preconditioner`)."""
     ma = mat[a]
     blk = (mass[ma], 0.0, 0.0, 0.0, mass[ma], 0.0, 0.0, 0.0, mass[ma])
     cx = 0.0
     cy = 0.0
     cz = 0.0
-    for kk in range(partner.shape[1]):
-        j, dx, dy, dz = rest_partner(rest, partner, index_of_id, a, kk)
+    for kk in range(nb.shape[1]):
+        j = nb[a, kk]
         if j == -1:
             break
         if j < 0:
             continue
-        r2 = dx * dx + dy * dy + dz * dz
-        r = math.sqrt(r2)
-        gx, gy, gz = gradient_weight(corr, a, dx, dy, dz, h)
-        cx -= gx
-        cy -= gy
-        cz -= gz
+        cx -= g[a, kk, 0]
+        cy -= g[a, kk, 1]
+        cz -= g[a, kk, 2]
         # a in j's energy: the weight g_ja of the offset -d.
         mj = mat[j]
-        gx, gy, gz = gradient_weight(corr, j, -dx, -dy, -dz, h)
+        gx, gy, gz = grev[a, kk, 0], grev[a, kk, 1], grev[a, kk, 2]
         rx, ry, rz = mat_vec(load(rot, j), gx, gy, gz)
         s = scale[mj] * vol
-        g2 = gx * gx + gy * gy + gz * gz
-        diag = s * mu[mj] * g2
-        kap = 0.0
-        w = kernel_weight(r, h)
-        if wsum[j] > 0.0:
-            kap += hourglass[mj] * w / (wsum[j] * r2)
-        if wsum[a] > 0.0:
-            kap += hourglass[ma] * w / (wsum[a] * r2)
-        diag += scale[mj] * kap
+        diag = s * mu[mj] * (gx * gx + gy * gy + gz * gz) + scale[mj] * (kap[a, kk] + krev[a, kk])
         blk = outer_add(blk, s * (mu[mj] + lam[mj]), rx, ry, rz, rx, ry, rz)
         blk = (blk[0] + diag, blk[1], blk[2], blk[3], blk[4] + diag, blk[5], blk[6], blk[7], blk[8] + diag)
     rx, ry, rz = mat_vec(load(rot, a), cx, cy, cz)
@@ -324,10 +322,11 @@ def _block_one(a, rest, partner, index_of_id, mat, mu, lam, hourglass, h, vol, m
 
 
 @njit(**config.NJIT_PARALLEL)
-def apply_blocks(blocks, r, mat, solid, partner, out):
-    """out_a = blocks_a r_a for solid particles (the preconditioner), 0 elsewhere."""
+def apply_blocks(blocks, r, mat, solid, nb, out):
+    """out_a = blocks_a r_a for solid particles with partners (``nb`` of :func:`pair_weights`; the
+    preconditioner), 0 elsewhere."""
     for a in prange(r.shape[0]):
-        if not solid[mat[a]] or partner[a, 0] < 0:
+        if not solid[mat[a]] or nb[a, 0] == -1:
             out[a, 0] = 0.0
             out[a, 1] = 0.0
             out[a, 2] = 0.0
