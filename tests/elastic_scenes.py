@@ -62,7 +62,8 @@ def elastic_forces(sim: Simulation, x: np.ndarray) -> np.ndarray:
                                                     term.hourglass, sim.h)
     k.deformation(x, rest, nb, g, kap, kmom, null, st.material, term.solid, term.mu, term.lam, term.green, term.vol,
                   False, rot, f, f, m)
-    k.forces(x, rest, nb, g, grev, kap, krev, st.material, term.solid, np.ones(len(term.mu)), f, m, out)
+    k.forces(x, rest, nb, g, grev, kap, krev, st.material, term.solid, np.ones(len(term.mu)), f, m, term.mass, False,
+             out)
     return out
 
 
@@ -97,11 +98,11 @@ def pin(sim: Simulation, ids, velocity=None) -> None:
     own = term._held
     ids = np.asarray(ids)
 
-    def held(ctx, rows):
+    def held(ctx, idx):
         idx = np.repeat(ctx.index_of_id()[ids], 3)
         normal = np.tile(np.eye(3), (len(ids), 1))
         target = np.tile(velocity(ctx.time) if velocity is not None else np.zeros(3), len(ids))
-        others = own(ctx, rows)
+        others = own(ctx, idx)
         if others is not None:
             idx, normal, target = (np.concatenate(p) for p in zip((idx, normal, target), others))
         return idx, normal, target

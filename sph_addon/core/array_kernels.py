@@ -209,3 +209,50 @@ def exact_sum(a):
         flat[at:at + counts[b]] = partials[b, :counts[b]]
         at += counts[b]
     return _exact_sum_serial(flat)
+
+
+# Rows per block of the conjugate-gradient solves' dot products: each block summed in particle order,
+# the blocks in parallel, their sums added in block order. The result depends on the block size, not on the thread
+# count; below one block (every scene up to 65,536 particles) it is the plain sum in particle order.
+# Over a million particles one dot product took 2.9 ms on one thread, and an iteration has three.
+DOT_BLOCK = 65_536
+
+
+@njit(**config.NJIT_PARALLEL)
+def dot_rows(a, b):
+    """Σ a·b over (n,3) arrays, deterministic at any thread count (``DOT_BLOCK``)."""
+    n = a.shape[0]
+    blocks = (n + DOT_BLOCK - 1) // DOT_BLOCK
+    if blocks <= 1:  # no parallel start for one block
+        s = 0.0
+        for i in range(n):
+            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
+        return s
+    partial = np.zeros(blocks)
+    for k in prange(blocks):
+        s = 0.0
+        for i in range(k * DOT_BLOCK, min(n, (k + 1) * DOT_BLOCK)):
+            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
+        partial[k] = s
+    total = 0.0
+    for k in range(blocks):
+        total += partial[k]
+    return total
+
+
+@njit(**config.NJIT_PARALLEL)
+def axpy_rows(alpha, a, b):
+    """b += alpha a."""
+    for i in prange(a.shape[0]):
+        b[i, 0] += alpha * a[i, 0]
+        b[i, 1] += alpha * a[i, 1]
+        b[i, 2] += alpha * a[i, 2]
+
+
+@njit(**config.NJIT_PARALLEL)
+def xpby_rows(a, beta, b):
+    """b = a + beta b."""
+    for i in prange(a.shape[0]):
+        b[i, 0] = a[i, 0] + beta * b[i, 0]
+        b[i, 1] = a[i, 1] + beta * b[i, 1]
+        b[i, 2] = a[i, 2] + beta * b[i, 2]

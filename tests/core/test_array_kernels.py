@@ -101,13 +101,13 @@ def test_mechanical_energies_are_the_numpy_statements():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_viscosity_dot_products_are_the_same_at_any_thread_count(threads):
-    """The viscosity solve's dot products (``viscosity_weiler2018_kernels._dot``): below one block the
+def test_solve_dot_products_are_the_same_at_any_thread_count(threads):
+    """The viscosity and elastic solves' dot products (``array_kernels.dot_rows``): below one block the
     plain sum in particle order; above, blocks summed in parallel and added in block order, the same
     bytes at any thread count."""
     import numba
 
-    from sph_addon.core.terms.viscosity_weiler2018_kernels import DOT_BLOCK, _dot
+    from sph_addon.core.array_kernels import DOT_BLOCK, dot_rows
 
     rng = np.random.default_rng(11)
     small = rng.normal(size=(1000, 3)), rng.normal(size=(1000, 3))
@@ -118,11 +118,11 @@ def test_viscosity_dot_products_are_the_same_at_any_thread_count(threads):
     blocks = []
     for k in range(3):
         a, b = large[0][k * DOT_BLOCK:(k + 1) * DOT_BLOCK], large[1][k * DOT_BLOCK:(k + 1) * DOT_BLOCK]
-        blocks.append(_dot(np.ascontiguousarray(a), np.ascontiguousarray(b)))  # one block: the plain sum
+        blocks.append(dot_rows(np.ascontiguousarray(a), np.ascontiguousarray(b)))  # one block: the plain sum
     was = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        assert _dot(*small) == plain
-        assert _dot(*large) == (0.0 + blocks[0]) + blocks[1] + blocks[2]
+        assert dot_rows(*small) == plain
+        assert dot_rows(*large) == (0.0 + blocks[0]) + blocks[1] + blocks[2]
     finally:
         numba.set_num_threads(was)

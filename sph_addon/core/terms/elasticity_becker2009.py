@@ -45,11 +45,12 @@ TOLERANCE = 1e-6
 MAX_ITERATIONS = 400
 # Zero-energy-mode control: the hourglass energy's stiffness as a share of the shear stiffness 2μ.
 HOURGLASS = 0.1
-# At most this many spacings of travel a substep for the fastest solid particle: contacts are resolved
-# after the solve, so a longer substep pushes an impacting layer into the next before the solid sees it.
-# At 0.5, a 6x4x3 cm cuboid (E 1e5) tilted 30° and landing on its edge at 0.65 m/s kept a lattice
-# defect (a particle a spacing out of place) and came to rest on it at 15°; at 0.25 it lies flat.
-SOLID_CFL = 0.25
+# At most this many spacings of travel a substep for the fastest solid particle: contacts between solid
+# particles are resolved after the solve, so a longer substep pushes an impacting layer into the next before
+# the solid sees it. A 6x4x3 cm cuboid (E 1e5) tilted 30° and landing on its edge at 0.65 m/s lies flat at
+# 0.5 (-30.0°, the lattice within 0.002 spacings of a rigid fit) and came to rest on a lattice defect at 1.0
+# (-35.8°). Each halving of this doubles a falling solid's substeps.
+SOLID_CFL = 0.5
 # A solid particle closer than this many spacings to a static collider's surface (beyond its radius), or
 # that would reach it within the substep, and moving into it is held by the solve (``_held``).
 CONTACT_REACH = 0.1
@@ -107,6 +108,7 @@ class ElasticityBecker2009(Term):
         self.mass = self.per_material("density") * self.vol
         self.hourglass = HOURGLASS * 2.0 * self.mu * self.vol
         self.last_iterations = 0.0  # the last frame's mean, for the substep policy's cost
+        self._rest = None  # (the solve's ids, their rest positions, rest_pairs of them)
         self._reset_stats()
 
     def _reset_stats(self) -> None:
@@ -126,12 +128,13 @@ class ElasticityBecker2009(Term):
         return 0.1 * (3.0 + self.last_iterations)
 
     # -- the rest state -------------------------------------------------------------------------
-    def bond(self, ctx) -> None:
-        """Give particles without a rest state their rest partners, position and rotation (identity)."""
+    def bond(self, ctx) -> bool:
+        """Give particles without a rest state their rest partners, position and rotation (identity);
+        whether there were any."""
         a = ctx.arrays
         new = (a["elastic_bonded"] == 0) & self.owned[ctx.material]
         if not new.any():
-            return
+            return False
         from .elasticity_becker2009_kernels import bond
 
         used = np.zeros(ctx.n, np.int64)
@@ -146,77 +149,80 @@ class ElasticityBecker2009(Term):
         a["rotation"][new] = np.eye(3).ravel()
         a["elastic_dv"][new] = 0.0
         a["elastic_bonded"][new] = 1
+        return True
 
     # -- the solve --------------------------------------------------------------------------------
     def apply(self, ctx) -> None:
-        self.bond(ctx)
+        """The solve on the solid sub-world: the bonded solid particles with partners, gathered into
+        contiguous rows in the order of their ids (``partner`` ids mapped to those rows), so its
+        iterations cost nothing for the liquid around them and what the rest state gives
+        (``rest_pairs``) holds from one substep to the next until a particle bonds or leaves."""
+        bonded_now = self.bond(ctx)
         a = ctx.arrays
-        rows = (a["elastic_bonded"] == 1) & (a["rest_partner"][:, 0] >= 0) & self.owned[ctx.material]
-        if not rows.any():
+        idx = np.flatnonzero((a["elastic_bonded"] == 1) & (a["rest_partner"][:, 0] >= 0) & self.owned[ctx.material])
+        if not len(idx):
             return
         from . import elasticity_becker2009_kernels as k
 
+        idx = idx[np.argsort(ctx.ids[idx], kind="stable")]
+        ids = ctx.ids[idx]
+        if bonded_now or self._rest is None or not np.array_equal(self._rest[0], ids):
+            row_of_id = np.full(ctx.next_id, -1, np.int64)  # -1: gone, or not in the solve
+            row_of_id[ids] = np.arange(len(idx))
+            rest = a["rest_position"][idx]
+            self._rest = (ids, rest, rest_pairs(rest, a["rest_partner"][idx], row_of_id, ctx.material[idx], self.solid,
+                                                self.hourglass, ctx.h))
+        _, rest, (nb, g, grev, kap, krev, kmom, null) = self._rest
         dt = ctx.dt
         c = dt * (dt + self.tau)
-        unit = np.ones_like(c)
-        mat, partner, rot = ctx.material, a["rest_partner"], a["rotation"]
-        rest = a["rest_position"]
-        pairs = rest_pairs(rest, partner, ctx.index_of_id(), mat, self.solid, self.hourglass, ctx.h)
-        nb, g, grev, kap, krev, kmom, null = pairs
-        with ctx.workspace.borrow((9,), (9,), (9,), (9,), (9,), (3,), (3,)) as (f, m, df, dm, blocks, force, tmp):
-            material = (self.mu, self.lam, self.green, self.vol)
-            k.deformation(ctx.x, rest, nb, g, kap, kmom, null, mat, self.solid, *material, False, rot, f, f, m)
-            wide = (rest, nb, g, grev, kap, krev, mat, self.solid)
-
-            def operator(w, out):
-                """out = (M + c H) w on the solid rows."""
-                k.deformation(w, rest, nb, g, kap, kmom, null, mat, self.solid, *material, True, rot, f, df, dm)
-                k.forces(w, *wide, c, df, dm, out)
-                out[rows] = self.mass[mat[rows], None] * w[rows] - out[rows]
-                out[~rows] = 0.0
-
-            k.forces(ctx.x, *wide, unit, f, m, force)
-            b = np.zeros((ctx.n, 3))
-            b[rows] = dt * force[rows]
-            k.deformation(ctx.v, rest, nb, g, kap, kmom, null, mat, self.solid, *material, True, rot, f, df, dm)
-            k.forces(ctx.v, *wide, c, df, dm, tmp)
-            b[rows] += tmp[rows]
-            k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, self.mu, self.lam, self.vol, self.mass, c, rot,
-                             blocks)
-            dv = np.where(rows[:, None], a["elastic_dv"], 0.0)
-            # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
-            # has b ~ 0, and a relative test chased rounding).
-            floor = float(np.sqrt(np.sum(self.mass[mat[rows]] ** 2))) * max(self.setup.gravity, 1.0) * dt
-            held = self._held(ctx, rows)
-            iterations, residual = self._cg(operator, b, dv, blocks, mat, nb, tmp, held, ctx.v, floor)
-            self._keep_momenta(ctx, rows, dv, held)
-        ctx.v[rows] += dv[rows]
-        a["elastic_dv"][rows] = dv[rows]
+        mat, rot = ctx.material[idx], a["rotation"][idx]
+        x, v, mass = ctx.x[idx], ctx.v[idx], self.mass[ctx.material[idx]]
+        f, m, df, dm = (np.empty((len(idx), 9)) for _ in range(4))
+        material = (self.mu, self.lam, self.green, self.vol)
+        own = (rest, nb, g, kap, kmom, null, mat, self.solid, *material)
+        pairs = (rest, nb, g, grev, kap, krev, mat, self.solid)
+        k.deformation(x, *own, False, rot, f, f, m)
+        b = np.empty((len(idx), 3))
+        k.forces(x, *pairs, np.ones_like(c), f, m, self.mass, False, b)
+        b *= dt
+        tmp = np.empty_like(b)
+        k.deformation(v, *own, True, rot, f, df, dm)
+        k.forces(v, *pairs, c, df, dm, self.mass, False, tmp)
+        b += tmp
+        blocks = np.empty((len(idx), 9))
+        k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, self.mu, self.lam, self.vol, self.mass, c, rot,
+                         blocks)
+        dv = a["elastic_dv"][idx]
+        # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
+        # has b ~ 0, and a relative test chased rounding).
+        floor = float(np.sqrt(np.sum(mass ** 2))) * max(self.setup.gravity, 1.0) * dt
+        held = self._held(ctx, idx)
+        if held is None:
+            hi, hn = np.zeros(0, np.int64), np.zeros((0, 3))
+        else:
+            # The held components start at their targets, and the filtered solve keeps them there.
+            row = np.empty(ctx.n, np.int64)
+            row[idx] = np.arange(len(idx))
+            hi, hn, target = row[held[0]], held[1], held[2]
+            k.project_out(dv, hi, hn, np.empty(len(hi)))
+            np.add.at(dv, hi, (target - np.einsum("ij,ij->i", v[hi], hn))[:, None] * hn)
+        iterations, residual = k.solve(rest, nb, g, grev, kap, krev, kmom, null, mat, self.solid, *material, self.mass,
+                                       c, rot, f, b, dv, blocks, hi, hn, TOLERANCE, floor, MAX_ITERATIONS)
+        body = a["source"][idx].astype(np.int64)
+        free = np.ones(int(body.max()) + 1, np.bool_)
+        free[body[hi]] = False
+        # The linearisation's net impulse on each free body, given back (``keep_momenta`` says why).
+        k.keep_momenta(x, dv, np.arange(len(idx)), body, free, mass)
+        a["rotation"][idx] = rot
+        ctx.v[idx] += dv
+        a["elastic_dv"][idx] = dv
         st = self.stats
         st["solves"] += 1
         st["iterations"] += iterations
         st["most_iterations"] = max(st["most_iterations"], iterations)
         st["worst_residual"] = max(st["worst_residual"], residual)
 
-    def _keep_momenta(self, ctx, rows, dv, held) -> None:
-        """Give back what the linearisation took from each free body's linear and angular momentum.
-
-        The elastic forces are internal and exert no net force or torque (eq. 16 as an energy's
-        gradient), and x += Δt (v + Δv) keeps L = Σ m x × v exactly when Σ m x × Δv = 0. The solve's
-        Δv breaks that by the CG residual and by the operator: with the rotations held, a rigid turn
-        of a strained neighbourhood changes the linear stress R (2μ sym(RᵀδF) + λ tr(RᵀδF) I), so the
-        implicit term exerts a torque (a spinning jelly cube lost 4.5e-4 of L in 0.5 s, 1e-5 with
-        Green strain). Bodies with a particle held on a collider are not free and keep their Δv."""
-        from .elasticity_becker2009_kernels import keep_momenta
-
-        idx = np.flatnonzero(rows)
-        body = ctx.arrays["source"][idx].astype(np.int64)
-        free = np.ones(int(body.max()) + 1, np.bool_)
-        if held is not None:
-            free[ctx.arrays["source"][held[0]]] = False
-        keep_momenta(ctx.x, dv, idx, body, free, self.mass[ctx.material[idx]])
-
-    def _held(self, ctx, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _held(self, ctx, idx) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The solid particles that touch a static collider or would reach it within the substep: (their
         indices, the surface normals, the normal velocity each must end the substep with: the gap
         closed, -gap/Δt). A particle landing is held in the substep it lands in: held only once it
@@ -231,7 +237,6 @@ class ElasticityBecker2009(Term):
         walls = ctx.walls.static() if ctx.walls is not None else None
         if walls is None:
             return None
-        idx = np.flatnonzero(rows)
         radius = 0.5 * ctx.spacing
         gap = walls.distance(ctx.x[idx]) - radius
         speed = np.sqrt(np.einsum("ij,ij->i", ctx.v[idx], ctx.v[idx]))
@@ -246,54 +251,6 @@ class ElasticityBecker2009(Term):
         if not into.any():
             return None
         return idx[into], normal[into], target[into]
-
-    def _cg(self, operator, b, x, blocks, mat, nb, scratch, held, v, floor) -> tuple[int, float]:
-        """Preconditioned conjugate gradients on ``operator`` x = b from the given x (mutated), with the
-        normal velocity v + x of the ``held`` particles prescribed (Baraff & Witkin 1998, section 5.3: the
-        residual and the search directions filtered); the iterations taken and the residual relative to
-        |b|, or to ``floor`` where |b| is smaller.
-        A particle may be listed once per direction held, the directions of one particle orthonormal
-        (three pin it: the projections of a vector on them add up to the vector)."""
-        from .elasticity_becker2009_kernels import apply_blocks
-
-        if held is not None:
-            hi, hn, target = held
-            v_now = np.einsum("ij,ij->i", v[hi], hn)
-
-            def filtered(w):
-                np.subtract.at(w, hi, np.einsum("ij,ij->i", w[hi], hn)[:, None] * hn)
-                return w
-
-            filtered(x)
-            np.add.at(x, hi, (target - v_now)[:, None] * hn)
-        else:
-            def filtered(w):
-                return w
-        ap = scratch
-        operator(x, ap)
-        r = filtered(b - ap)
-        b_norm = max(math.sqrt(float(np.vdot(b, b))), floor)
-        z = np.empty_like(r)
-        apply_blocks(blocks, r, mat, self.solid, nb, z)
-        pdir = filtered(z.copy())
-        rz = float(np.vdot(r, pdir))
-        res = math.sqrt(float(np.vdot(r, r))) / b_norm
-        it = 0
-        while res > TOLERANCE and it < MAX_ITERATIONS:
-            operator(pdir, ap)
-            filtered(ap)
-            alpha = rz / float(np.vdot(pdir, ap))
-            x += alpha * pdir
-            r -= alpha * ap
-            res = math.sqrt(float(np.vdot(r, r))) / b_norm
-            it += 1
-            apply_blocks(blocks, r, mat, self.solid, nb, z)
-            rz_new = float(np.vdot(r, z))
-            pdir *= rz_new / rz
-            pdir += z
-            filtered(pdir)
-            rz = rz_new
-        return it, res
 
     def frame_stats(self, world) -> dict[str, int | float]:
         """The solves' iterations (mean and most) and worst relative residual over the frame."""

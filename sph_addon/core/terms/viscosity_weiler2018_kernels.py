@@ -53,6 +53,7 @@ import math
 import numpy as np
 
 from .. import config
+from ..array_kernels import axpy_rows, dot_rows, xpby_rows
 from ..kernel_cache import njit, prange
 from ..pair_kernels import pair_direction
 
@@ -194,58 +195,11 @@ def block_jacobi(x, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, inv):
         inv[i, 1, 2] = inv[i, 2, 1] = a12 * inv_det
 
 
-# Particles per block of the solve's dot products: each block summed in particle order, the blocks in
-# parallel, their sums added in block order. The result depends on the block, not on the thread
-# count; below one block (every scene up to 65,536 particles) it is the plain sum in particle order.
-# Over a million particles one dot product took 2.9 ms on one thread, and an iteration has three.
-DOT_BLOCK = 65_536
-
-
-@njit(**config.NJIT_PARALLEL)
-def _dot(a, b):
-    """Σ a·b over (n,3) arrays, deterministic at any thread count (``DOT_BLOCK``)."""
-    n = a.shape[0]
-    blocks = (n + DOT_BLOCK - 1) // DOT_BLOCK
-    if blocks <= 1:  # no parallel start for one block
-        s = 0.0
-        for i in range(n):
-            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
-        return s
-    partial = np.zeros(blocks)
-    for k in prange(blocks):
-        s = 0.0
-        for i in range(k * DOT_BLOCK, min(n, (k + 1) * DOT_BLOCK)):
-            s += a[i, 0] * b[i, 0] + a[i, 1] * b[i, 1] + a[i, 2] * b[i, 2]
-        partial[k] = s
-    total = 0.0
-    for k in range(blocks):
-        total += partial[k]
-    return total
-
-
 @njit(**config.NJIT_PARALLEL)
 def _precondition(inv, r, z):
     for i in prange(r.shape[0]):
         for p in range(3):
             z[i, p] = inv[i, p, 0] * r[i, 0] + inv[i, p, 1] * r[i, 1] + inv[i, p, 2] * r[i, 2]
-
-
-@njit(**config.NJIT_PARALLEL)
-def _axpy(alpha, a, b):
-    """b += alpha a."""
-    for i in prange(a.shape[0]):
-        b[i, 0] += alpha * a[i, 0]
-        b[i, 1] += alpha * a[i, 1]
-        b[i, 2] += alpha * a[i, 2]
-
-
-@njit(**config.NJIT_PARALLEL)
-def _xpby(a, beta, b):
-    """b = a + beta b."""
-    for i in prange(a.shape[0]):
-        b[i, 0] = a[i, 0] + beta * b[i, 0]
-        b[i, 1] = a[i, 1] + beta * b[i, 1]
-        b[i, 2] = a[i, 2] + beta * b[i, 2]
 
 
 @njit(**config.NJIT)
@@ -260,30 +214,30 @@ def solve(x, v, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, rhs, tol, max_i
     for i in range(v.shape[0]):
         for c in range(3):
             r[i, c] = rhs[i, c] - ap[i, c]
-    norm_b = math.sqrt(_dot(rhs, rhs))
+    norm_b = math.sqrt(dot_rows(rhs, rhs))
     if norm_b == 0.0:
         return 0, 0.0
-    res = math.sqrt(_dot(r, r))
+    res = math.sqrt(dot_rows(r, r))
     it = 0
     if res <= tol * norm_b:
         return it, res / norm_b
     _precondition(inv, r, z)
     p[:] = z
-    rz = _dot(r, z)
+    rz = dot_rows(r, z)
     while it < max_iter:
         apply_operator(x, p, nbr, count, rho, eta, coeff, wall_b, sj, sw, se, ap)
-        pap = _dot(p, ap)
+        pap = dot_rows(p, ap)
         if pap <= 0.0:
             break
         alpha = rz / pap
-        _axpy(alpha, p, v)
-        _axpy(-alpha, ap, r)
+        axpy_rows(alpha, p, v)
+        axpy_rows(-alpha, ap, r)
         it += 1
-        res = math.sqrt(_dot(r, r))
+        res = math.sqrt(dot_rows(r, r))
         if res <= tol * norm_b:
             break
         _precondition(inv, r, z)
-        rz_new = _dot(r, z)
-        _xpby(z, rz_new / rz, p)
+        rz_new = dot_rows(r, z)
+        xpby_rows(z, rz_new / rz, p)
         rz = rz_new
     return it, res / norm_b
