@@ -7,7 +7,7 @@ Usage::
     python scripts/bench.py --scene dam_break_1m [--particles 1000000] [--frames 3] [--json]
     python scripts/bench.py --scene sdf_build [--json]
     python scripts/bench.py --scene surface_sphere [--vs splashsurf] [--json]
-    python scripts/bench.py --scene material_cost [--frames 20] [--repeats 3] [--json]
+    python scripts/bench.py --scene material_cost [--frames 20] [--repeats 3] [--materials jelly,rubber] [--json]
     python scripts/bench.py --scene threads [--vs splishsplash] [--thread-counts 1,2,4,8,16] [--out F.json]
         (the dam break, its stages and the million-particle dam break at each thread count, each in its
         own process: scripts/benchmarks/thread_scaling.py, whose options it passes on)
@@ -48,6 +48,8 @@ def main(argv=None) -> int:
     ap.add_argument("--particles", type=int, default=None,
                     help="surface_sphere: particle count (100000); dam_break_1m: about this many (1000000)")
     ap.add_argument("--frames", type=int, default=None, help="dam_break_1m: frames to run (3); material_cost (20)")
+    ap.add_argument("--materials", default=None,
+                    help="material_cost: which of its scenes (honey,jelly,rubber; also jelly_8000,rubber_8000)")
     ap.add_argument("--cells", type=int, default=128, help="sdf_build: grid cells along the longest axis")
     ap.add_argument("--n", type=int, default=65, help="sdf_build: mesh subdivision (12 n^2 triangles)")
     args, rest = ap.parse_known_args(argv)
@@ -76,7 +78,11 @@ def main(argv=None) -> int:
     elif args.scene == "material_cost":
         import material_cost
 
-        result = material_cost.run(args.frames or 20, args.repeats)
+        names = args.materials.split(",") if args.materials else material_cost.DEFAULT
+        unknown = sorted(set(names) - set(material_cost.SCENES))
+        if unknown:
+            ap.error(f"--materials: unknown {', '.join(unknown)}; choose from {', '.join(material_cost.SCENES)}")
+        result = material_cost.run(args.frames or 20, args.repeats, names)
     elif args.scene == "sdf_build":
         import sdf
 

@@ -2,8 +2,9 @@
 
 ``material_cost`` (jelly, honey and rubber at most 3x water at the same particle count):
 ``scripts/scenes/honey_coil.json`` (honey poured from a nozzle), ``scripts/scenes/jelly_drop.json``
-(an elastic jelly cube dropped on steps, 2 cm spacing) and the same with the ``rubber`` preset
-(E = 1 MPa), each baked for ``--frames`` frames as it is and with its material switched to water,
+(an elastic jelly cube of 1,000 particles dropped on steps, 2 cm spacing), the same with the ``rubber``
+preset (E = 1 MPa), and both with a cube twice as wide (8,000 particles, ``jelly_8000``,
+``rubber_8000``), each baked for ``--frames`` frames as it is and with its material switched to water,
 alternating, ``--repeats`` times; the JIT is warmed up on a first, untimed run of each. Printed per
 scene: median seconds of each, their ratio, substeps per frame, relaxation passes, viscosity and
 elastic solve iterations per substep, and particles at the end (an inflow emits the same particles
@@ -25,16 +26,24 @@ if str(REPO) not in sys.path:
 from sph_addon.core.scene import load_scene, parse_scene  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
 
-# name -> (scene, the preset its material is baked with: None for the scene's own)
-SCENES = {"honey": (REPO / "scripts" / "scenes" / "honey_coil.json", None),
-          "jelly": (REPO / "scripts" / "scenes" / "jelly_drop.json", None),
-          "rubber": (REPO / "scripts" / "scenes" / "jelly_drop.json", "rubber")}
+JELLY_DROP = REPO / "scripts" / "scenes" / "jelly_drop.json"
+# The 8,000-particle cube: the source box of jelly_drop.json twice as wide, its bottom where it was.
+WIDE = {"min": [-0.2, -0.2, 0.6], "max": [0.2, 0.2, 1.0]}
+# name -> (scene, the preset its material is baked with: None for the scene's own, its first source's box)
+SCENES = {"honey": (REPO / "scripts" / "scenes" / "honey_coil.json", None, None),
+          "jelly": (JELLY_DROP, None, None),
+          "rubber": (JELLY_DROP, "rubber", None),
+          "jelly_8000": (JELLY_DROP, None, WIDE),
+          "rubber_8000": (JELLY_DROP, "rubber", WIDE)}
+DEFAULT = ("honey", "jelly", "rubber")
 
 
-def _variant(path: Path, preset: str | None, frames: int):
+def _variant(path: Path, preset: str | None, frames: int, box: dict | None = None):
     base = load_scene(path)
     raw = copy.deepcopy(base.raw)
     raw["frame_end"] = raw["frame_start"] + frames - 1
+    if box is not None:
+        raw["sources"][0].update(copy.deepcopy(box))
     if preset is not None:
         for m in raw["materials"]:
             m["preset"] = preset
@@ -42,8 +51,8 @@ def _variant(path: Path, preset: str | None, frames: int):
     return parse_scene(raw, base.base_dir)
 
 
-def _bake(path: Path, preset: str | None, frames: int) -> dict:
-    sim = Simulation(_variant(path, preset, frames))
+def _bake(path: Path, preset: str | None, frames: int, box: dict | None = None) -> dict:
+    sim = Simulation(_variant(path, preset, frames, box))
     t0 = time.perf_counter()
     substeps = passes = viscosity = elastic = 0.0
     for _ in range(frames):
@@ -59,15 +68,16 @@ def _bake(path: Path, preset: str | None, frames: int) -> dict:
             "elastic_iterations_per_substep": round(elastic / max(substeps, 1), 2)}
 
 
-def run(frames: int, repeats: int) -> dict:
+def run(frames: int, repeats: int, names=DEFAULT) -> dict:
     out = {}
-    for name, (path, own) in SCENES.items():
+    for name in names:
+        path, own, box = SCENES[name]
         for preset in (own, "water"):
-            _bake(path, preset, 2)  # compile
+            _bake(path, preset, frames, box)  # compile, every kernel the scene reaches
         runs = {"material": [], "water": []}
         for _ in range(repeats):
-            runs["material"].append(_bake(path, own, frames))
-            runs["water"].append(_bake(path, "water", frames))
+            runs["material"].append(_bake(path, own, frames, box))
+            runs["water"].append(_bake(path, "water", frames, box))
         med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
         out[name] = {"frames": frames, "material_s": round(med["material"], 3), "water_s": round(med["water"], 3),
                      "ratio": round(med["material"] / med["water"], 3),
