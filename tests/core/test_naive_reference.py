@@ -199,6 +199,37 @@ def test_relaxation_shares_pair_displacements_by_mass():
     assert np.abs(dx[heavy]).sum() < np.abs(whole[heavy]).sum()
 
 
+def test_a_particle_that_does_not_relax_takes_the_liquids_impulse_whatever_its_mass():
+    """A liquid particle and a neighbour of another material that does not relax (gain 0: a solid's
+    particle), 0.6 h apart, the liquid's rest densities lowered so that the pair alone compresses it:
+    the liquid particle moves as it would against its own kind (its whole share,
+    the same for a neighbour of mass 0.5, 1 or 2), and the neighbour takes the equal and opposite
+    impulse, m Δx = -Δx of the liquid's (mass 1): the push on a body in a liquid is the liquid's, as
+    Archimedes has it, not shared by mass."""
+    x = np.array([[0.0, 0.0, 0.0], [0.6 * H, 0.0, 0.0]]) + 0.5
+    ns = NeighborSearch(H)
+    order = ns.sort(x)
+    x = x[order]
+    mat = np.array([0, 1], np.uint8)[order]
+    nbr, count = ns.lists(x, H)
+    moves = {}
+    for m in (0.5, 1.0, 2.0):
+        s = dict(x=x.copy(), mat=mat, nbr=nbr.copy(), count=count.copy(),
+                 bucket_start=ns.bucket_start.copy(), colour=ns.colour.copy(),
+                 colour_buckets=ns.colour_buckets.copy(), colour_units=ns.colour_units.copy(), h=H, dt=DT)
+        _call(relaxation.double_density_relaxation, **s, **_no_walls(2), gain=GAIN * [1.0, 0.0],
+              gain_near=GAIN_NEAR * [1.0, 0.0], rho0=RHO0 * [1e-3, 1.0], rho0_near=RHO0_NEAR * [1e-3, 1.0],
+              backward=False,
+              mass=np.array([1.0, m]), rho=np.zeros(2), rho_near=np.zeros(2), wall_dx=np.zeros((2, 3)))
+        dx = s["x"] - x
+        moves[m] = dx[mat == 0][0], dx[mat == 1][0]
+    liquid = moves[1.0][0]
+    assert np.abs(liquid).max() > 1e-6 * H
+    for m, (dl, ds) in moves.items():
+        assert np.allclose(dl, liquid, rtol=1e-12, atol=0.0)
+        assert np.allclose(m * ds, -dl, rtol=1e-12, atol=1e-18)
+
+
 def test_kernel_direct_sum_agrees_with_clavet_direct_sum():
     """The generic direct sum with KERNELS["clavet_density"] is 15/(2π h³) times Clavet's ρ; with
     "clavet_near" and the self term it is 15/(π h³) (1 + ρ^near) (two references, two code paths;
