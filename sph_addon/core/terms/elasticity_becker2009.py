@@ -24,7 +24,7 @@ vibrations whose period is short against the substep (ω Δt ≳ 1) on its own; 
 body, which the eye sees, keep their period (the cantilever test: within 10 % of Euler-Bernoulli).
 
 One world. Particles of other models are not in the solve: a liquid's relaxation pushes the solid's
-particles as it pushes its own (mass-weighted, ``relaxation_clavet2005``), so a solid floats or sinks by
+particles with the impulse it gives its own (``relaxation_clavet2005``), so a solid floats or sinks by
 its density; colliders act through the contacts with their friction; solids touch each other
 through ``contact_macklin2014``.
 
