@@ -84,7 +84,7 @@ def test_a_light_cube_floats_and_a_heavy_one_sinks():
 def test_a_very_light_cube_floats_high_in_calm_water():
     """The same pool with the light cube at 100 kg/m³ (foam; Archimedes: 0.1 of it under the surface).
     Measured: 0.175 submerged, the water's largest speed over the last quarter second 0.20 m/s. With
-    the pair's displacement shared by mass instead of the liquid's impulse (before 0.1.0's release):
+    the pair's displacement shared by mass instead of the liquid's impulse (at 934b9a2):
     0.32 submerged and the water at up to 0.82 m/s. Held: under 0.25 submerged, water under 0.5 m/s."""
     submerged, _, fastest = _cubes_in_a_pool(100.0)
     assert np.mean(submerged) < 0.25, submerged
