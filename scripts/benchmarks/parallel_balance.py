@@ -78,7 +78,8 @@ def measure(sim: Simulation) -> dict:
                                           np.array([gain_near]), np.array([rho0]), np.array([rho0_near]), sim.h,
                                           ns.bucket_start, ns.colour, ns.colour_buckets, colour_units, x,
                                           np.zeros(n), np.zeros(n), zeros3, zeros3, np.zeros((0, 4)),
-                                          np.full((n, 3), -1, np.int64), False, np.zeros(0), np.empty(n),
+                                          np.full((n, 3), -1, np.int64), False, np.zeros(0), np.zeros(1, np.uint8),
+                                          np.zeros((0, 3)), np.empty(n),
                                           np.empty(n), np.zeros((n, 3)))
 
     def lists(key_units):

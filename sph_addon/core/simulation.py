@@ -43,8 +43,8 @@ from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
 from .outflows import inside_outflows, scene_outflows
 from .scene import Scene
-from .solvers import SOLVERS
-from .solvers.base import MaterialModel, ModelSetup, StepContext, Workspace, WorldView
+from .solvers import model_setups
+from .solvers.base import MaterialModel, StepContext, Workspace, WorldView
 from .sources import Inflow, fill_volume
 from .state import ParticleState
 
@@ -146,13 +146,9 @@ class Simulation:
     # -- construction helpers -------------------------------------------------------------
     def _build_models(self) -> list[MaterialModel]:
         """One instance per model present in the scene, in registry order (the stage order)."""
-        scene, models, g = self.scene, [], float(np.linalg.norm(self.gravity))
-        densities = tuple(SOLVERS[m.model].density_of(m.params) for m in scene.materials)
-        for name, cls in SOLVERS.items():
-            owned = {k: m.params for k, m in enumerate(scene.materials) if m.model == name}
-            if not owned:
-                continue
-            model = cls(ModelSetup(self.spacing, self.h, len(scene.materials), owned, g, densities))
+        models = []
+        for cls, setup in model_setups(self.scene.materials, self.spacing, self.h, float(np.linalg.norm(self.gravity))):
+            model = cls(setup)
             for array, spec in model.active_arrays().items():
                 self.state.add_array(array, spec.trailing, spec.dtype, fill=spec.fill)
             models.append(model)

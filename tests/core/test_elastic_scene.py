@@ -12,6 +12,7 @@ from sph_addon.core.errors import InputError
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 from sph_addon.core.solvers import SOLVERS
+from tests.elastic_scenes import rigid_fit
 
 
 def test_jelly_and_rubber_files_load_with_the_elastic_model(caplog):
@@ -65,35 +66,38 @@ def test_derived_constants_are_the_elastic_waves():
 
 def test_a_light_cube_floats_and_a_heavy_one_sinks():
     """Archimedes, two 0.1 m rubber-like cubes (E = 0.1 MPa, 4 particles of 2.5 cm a side) dropped side by
-    side into a 15 cm pool (relaxation alone: ``pressure_projection: none``): the one of 500 kg/m³ floats,
-    the one of 2000 kg/m³ rests on the floor.
+    side into a 15 cm pool (relaxation alone: ``pressure_projection: none``): the one of 500 kg/m³ floats
+    with half its volume under the surface (its centre at the surface, whatever way it turns: it turns a
+    body diagonal up, 54.7° from where it started), the one of 2000 kg/m³ rests on the floor.
 
-    Measured at 1.5 s: the light cube floats with 0.65 of its height under the surface where Archimedes
-    gives 0.5, averaged over the last quarter second (0.72 with 8 particles across at 1.25 cm: finer
-    particles do not close the gap). The liquid pushes a solid through its relaxation, each pair with
-    the impulse the liquid's pressure gives a pair of its own kind; the solid's particles do not relax,
-    so a pair across the body's surface is pushed from the liquid's side only. The bound here is the
-    measured value's band (0.45-0.85), wider than 10 %. The heavy cube's bottom layer is within a
-    spacing of the floor.
+    Measured at 1.5 s, over the last quarter second: 0.499 submerged (250 and 750 kg/m³ in the same pool:
+    0.254, 0.758), the light cube within 0.003 spacings of a rigid motion of its rest shape. Held: within
+    10 % of 0.5, and 0.05 spacings. Before the solve took the liquid's push (at 9282d06) the relaxation
+    moved the solid's particles itself: the light cube's bottom layers were crushed to 0.3 spacings apart
+    (0.52 spacings from rigid) and it floated 0.65 submerged; at 750 kg/m³ it sank. The heavy cube's bottom
+    layer is within a spacing of the floor.
     """
-    submerged, heavy_bottom, _ = _cubes_in_a_pool(500.0)
-    assert 0.45 < np.mean(submerged) < 0.85, submerged
+    submerged, heavy_bottom, _, deformation = _cubes_in_a_pool(500.0)
+    assert 0.45 < np.mean(submerged) < 0.55, submerged
+    assert max(deformation) < 0.05, deformation
     assert max(heavy_bottom) < 1.5 * 0.025, heavy_bottom
 
 
 def test_a_very_light_cube_floats_high_in_calm_water():
-    """The same pool with the light cube at 100 kg/m³ (foam; Archimedes: 0.1 of it under the surface).
-    Measured: 0.175 submerged, the water's largest speed over the last quarter second 0.20 m/s. With
-    the pair's displacement shared by mass instead of the liquid's impulse (at 934b9a2):
-    0.32 submerged and the water at up to 0.82 m/s. Held: under 0.25 submerged, water under 0.5 m/s."""
-    submerged, _, fastest = _cubes_in_a_pool(100.0)
+    """The same pool with the light cube at 100 kg/m³ (foam; Archimedes: 0.1 of it under the surface, 1 cm:
+    0.4 spacings, below what 4 particles across resolve). Measured: 0.03 submerged on average, bobbing
+    between 0.00 and 0.07 at two substeps a frame; the water's largest speed over the last quarter second
+    0.14 m/s. Held: under 0.25 submerged, water under 0.5 m/s, the cube within 0.05 spacings of rigid."""
+    submerged, _, fastest, deformation = _cubes_in_a_pool(100.0)
     assert np.mean(submerged) < 0.25, submerged
     assert fastest < 0.5, fastest
+    assert max(deformation) < 0.05, deformation
 
 
 def _cubes_in_a_pool(light: float):
     """Bake the pool 1.5 s: (the light cube's submerged share of its height, the heavy cube's lowest
-    particle height, m, the water's largest speed in m/s) over the last quarter second."""
+    particle height, m, the water's largest speed in m/s, the light cube's RMS distance from the rigid
+    motion of its rest shape that fits it best, in spacings) over the last quarter second."""
     s = 0.025
     sim = Simulation(parse_scene(scene_dict(
         particle_spacing=s, fps=24, frame_end=100,
@@ -108,7 +112,7 @@ def _cubes_in_a_pool(light: float):
         colliders=[{"type": "box_container", "name": "tank", "size": [0.5, 0.25, 0.6],
                     "position": [0.25, 0.125, 0.3]}])))
     side = 0.1
-    submerged, heavy_bottom, fastest = [], [], 0.0
+    submerged, heavy_bottom, fastest, deformation = [], [], 0.0, []
     for f in range(36):
         sim.advance_frame()
         x, m = sim.state.x, sim.state.material
@@ -119,8 +123,11 @@ def _cubes_in_a_pool(light: float):
             submerged.append((surface - (x[m == 1, 2].mean() - side / 2)) / side)
             heavy_bottom.append(x[m == 2, 2].min())
             fastest = max(fastest, float(np.sqrt((sim.state.v[m == 0] ** 2).sum(axis=1)).max()))
+            rest = sim.state.arrays["rest_position"][m == 1]
+            fit = (rest - rest.mean(axis=0)) @ rigid_fit(rest, x[m == 1]).T + x[m == 1].mean(axis=0)
+            deformation.append(float(np.sqrt(((x[m == 1] - fit) ** 2).sum(axis=1).mean())) / s)
     assert np.all(np.isfinite(sim.state.x))
-    return submerged, heavy_bottom, fastest
+    return submerged, heavy_bottom, fastest, deformation
 
 
 def test_a_landing_cube_keeps_its_layers_in_order():

@@ -51,6 +51,7 @@ K_SPRING = np.array([2000.0, 500.0])  # 1/s^2
 ALPHA = np.array([0.0, 30.0])  # 1/s
 GAMMA = np.array([0.1, 0.05])
 RELAX = np.array([0.3, 0.0])  # Maxwell share 1 - exp(-Δt/τ) per substep
+NO_SOLIDS = dict(held=np.zeros(2, np.uint8), held_dx=np.zeros((0, 3)))  # the relaxation's solids: none
 
 
 def _call(kernel, **args):
@@ -114,7 +115,7 @@ def _relax_both(s: dict, walls: dict, backward: bool) -> tuple:
     n = len(s["x"])
     rho, rho_near = np.zeros(n), np.zeros(n)
     _call(relaxation.double_density_relaxation, **s, **walls, gain=GAIN, gain_near=GAIN_NEAR, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), rho=rho, rho_near=rho_near,
+          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), **NO_SOLIDS, rho=rho, rho_near=rho_near,
           wall_dx=np.zeros((len(rho), 3)))
     return (*ref, rho, rho_near)
 
@@ -167,7 +168,7 @@ def test_relaxation_densities_with_zero_gains_match_the_direct_sum(layout):
     rho_near = np.full(n, np.nan)
     zero = np.zeros(2)
     _call(relaxation.double_density_relaxation, **s, **_no_walls(n), gain=zero, gain_near=zero, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=False, mass=np.zeros(0), rho=rho, rho_near=rho_near,
+          rho0_near=RHO0_NEAR, backward=False, mass=np.zeros(0), **NO_SOLIDS, rho=rho, rho_near=rho_near,
           wall_dx=np.zeros((len(rho), 3)))
     assert np.array_equal(s["x"], x0)
     ref, ref_near = naive.clavet_densities(x0, H)
@@ -187,8 +188,8 @@ def test_relaxation_shares_pair_displacements_by_mass():
         x0 = s["x"].copy()
         n = len(x0)
         _call(relaxation.double_density_relaxation, **s, **_no_walls(n), gain=GAIN, gain_near=GAIN_NEAR,
-              rho0=RHO0, rho0_near=RHO0_NEAR, backward=False, mass=given, rho=np.zeros(n), rho_near=np.zeros(n),
-              wall_dx=np.zeros((n, 3)))
+              rho0=RHO0, rho0_near=RHO0_NEAR, backward=False, mass=given, **NO_SOLIDS, rho=np.zeros(n),
+              rho_near=np.zeros(n), wall_dx=np.zeros((n, 3)))
         moves[label] = (s["x"] - x0, mass[s["mat"]])
     dx, m = moves["shared"]
     assert np.abs(dx).sum() > 0.0
@@ -199,13 +200,15 @@ def test_relaxation_shares_pair_displacements_by_mass():
     assert np.abs(dx[heavy]).sum() < np.abs(whole[heavy]).sum()
 
 
-def test_a_particle_that_does_not_relax_takes_the_liquids_impulse_whatever_its_mass():
+@pytest.mark.parametrize("held", [False, True])
+def test_a_particle_that_does_not_relax_takes_the_liquids_impulse_whatever_its_mass(held):
     """A liquid particle and a neighbour of another material that does not relax (gain 0: a solid's
     particle), 0.6 h apart, the liquid's rest densities lowered so that the pair alone compresses it:
     the liquid particle moves as it would against its own kind (its whole share,
     the same for a neighbour of mass 0.5, 1 or 2), and the neighbour takes the equal and opposite
     impulse, m Δx = -Δx of the liquid's (mass 1): the push on a body in a liquid is the liquid's, as
-    Archimedes has it, not shared by mass."""
+    Archimedes has it, not shared by mass. Held (a solid's material, ``held``), the neighbour stays where
+    it is and the same Δx goes to ``held_dx`` (its solve takes it as a velocity)."""
     x = np.array([[0.0, 0.0, 0.0], [0.6 * H, 0.0, 0.0]]) + 0.5
     ns = NeighborSearch(H)
     order = ns.sort(x)
@@ -217,12 +220,14 @@ def test_a_particle_that_does_not_relax_takes_the_liquids_impulse_whatever_its_m
         s = dict(x=x.copy(), mat=mat, nbr=nbr.copy(), count=count.copy(),
                  bucket_start=ns.bucket_start.copy(), colour=ns.colour.copy(),
                  colour_buckets=ns.colour_buckets.copy(), colour_units=ns.colour_units.copy(), h=H, dt=DT)
+        held_dx = np.zeros((2, 3))
         _call(relaxation.double_density_relaxation, **s, **_no_walls(2), gain=GAIN * [1.0, 0.0],
               gain_near=GAIN_NEAR * [1.0, 0.0], rho0=RHO0 * [1e-3, 1.0], rho0_near=RHO0_NEAR * [1e-3, 1.0],
-              backward=False,
-              mass=np.array([1.0, m]), rho=np.zeros(2), rho_near=np.zeros(2), wall_dx=np.zeros((2, 3)))
+              backward=False, mass=np.array([1.0, m]), held=np.array([0, int(held)], np.uint8), held_dx=held_dx,
+              rho=np.zeros(2), rho_near=np.zeros(2), wall_dx=np.zeros((2, 3)))
         dx = s["x"] - x
-        moves[m] = dx[mat == 0][0], dx[mat == 1][0]
+        assert not held or not dx[mat == 1].any()
+        moves[m] = dx[mat == 0][0], (held_dx if held else dx)[mat == 1][0]
     liquid = moves[1.0][0]
     assert np.abs(liquid).max() > 1e-6 * H
     for m, (dl, ds) in moves.items():
@@ -322,7 +327,7 @@ def test_relaxation_with_mirror_walls_matches_sequential_reference(layout, backw
                                           s["bucket_start"], s["colour"], **walls, cap=CAP, backward=backward)
     rho, rho_near, wall_dx = np.zeros(n), np.zeros(n), np.zeros((n, 3))
     _call(relaxation.double_density_relaxation, **s, **walls, gain=GAIN, gain_near=GAIN_NEAR, rho0=RHO0,
-          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), rho=rho, rho_near=rho_near,
+          rho0_near=RHO0_NEAR, backward=backward, mass=np.zeros(0), **NO_SOLIDS, rho=rho, rho_near=rho_near,
           wall_dx=wall_dx)
     np.testing.assert_allclose(s["x"], ref[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(rho, ref[1], rtol=1e-12, atol=0)

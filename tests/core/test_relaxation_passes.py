@@ -56,34 +56,38 @@ def test_chebyshev_needs_the_square_root_of_the_passes_on_a_linear_iteration():
     assert fast < 0.1 * plain, (plain, fast)
 
 
-def test_an_extrapolation_keeps_the_sum_and_moves_the_walls_share_alike():
+def test_an_extrapolation_keeps_the_sum_and_moves_the_walls_and_the_solids_shares_alike():
     """Weights sum to one (ω γ, ω (1 - γ) and 1 - ω): a pass that keeps Σx (pairs moved equal and
-    opposite) keeps it through the extrapolation, and the colliders' share follows the same
-    recurrence as the positions."""
+    opposite) keeps it through the extrapolation, and the colliders' share and what the passes would
+    have moved the held solid particles (``held_dx``) follow the same recurrence as the positions, so a
+    liquid's momentum and the push a solid takes stay exact counterparts."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=(50, 3))
     wall = rng.normal(size=(50, 3))
+    held = np.zeros((50, 3))
     accel = ChebyshevPasses(extrapolate, rho=0.8)
-    accel.start(50)
+    accel.start(50, len(held))
     total = x.sum(axis=0)
-    history = [(x.copy(), wall.copy())]
+    history = [(x.copy(), wall.copy(), held.copy())]
     for _ in range(6):
-        accel.before(x, wall)
-        moves = rng.normal(size=(25, 3))
-        x[:25] += moves  # equal and opposite: Σx unchanged
-        x[25:] -= moves
+        accel.before(x, wall, held)
+        moves = rng.normal(size=(20, 3))
+        x[:20] += moves  # equal and opposite: Σx unchanged
+        x[20:40] -= moves
+        pushes = rng.normal(size=(10, 3))
+        x[:10] -= pushes  # what the held particles 40-49 would have moved
+        held[40:] += pushes
         wall += 0.1 * rng.normal(size=(50, 3))
-        pre = (x.copy(), wall.copy())
-        accel.after(x, wall, error=1.0)  # never growing: no restart
+        pre = (x.copy(), wall.copy(), held.copy())
+        accel.after(x, wall, 1.0, held)  # never growing: no restart
         if accel.omega != 1.0:
-            (last_x, last_w), (back_x, back_w) = history[-1], history[-2]
             w, g = accel.omega, accel.gamma
-            np.testing.assert_allclose(x, w * (g * (pre[0] - last_x) + last_x - back_x) + back_x, rtol=0, atol=1e-12)
-            np.testing.assert_allclose(wall, w * (g * (pre[1] - last_w) + last_w - back_w) + back_w, rtol=0,
-                                       atol=1e-12)
-        history.append((x.copy(), wall.copy()))
-        np.testing.assert_allclose(x.sum(axis=0), total, rtol=0, atol=1e-9)
+            for now, before, last, back in zip((x, wall, held), pre, history[-1], history[-2]):
+                np.testing.assert_allclose(now, w * (g * (before - last) + last - back) + back, rtol=0, atol=1e-12)
+        history.append((x.copy(), wall.copy(), held.copy()))
+        np.testing.assert_allclose(x.sum(axis=0) + held.sum(axis=0), total, rtol=0, atol=1e-9)
     assert accel.omega > 1.0
+    assert np.abs(held[40:]).max() > 1.0
 
 
 def test_a_pass_that_comes_out_worse_is_kept_as_it_is():

@@ -256,11 +256,13 @@ def _keep_image(iu, ij, m, ex, ey, ez, r, a, j, sub):
 
 
 @njit(**config.NJIT_INLINE)
-def push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, m, iu, ij):
+def push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, m, iu, ij, mat, held):
     """Push the m images :func:`image_densities` kept as real neighbours are pushed (eq. 4.6,
     capped): each image's move, reflected back, moves the particle it mirrors (so i's turn pushes
     its neighbours off the wall, the turn a fixed boundary never takes), and i takes the reaction.
-    Both are the walls' doing and go to ``wall_dx``. Returns i's move."""
+    Both are the walls' doing and go to ``wall_dx``. A particle of a held material (``held[mat]``: a
+    solid's, which the passes do not move) stays where it is: the image of a solid is a wall. Returns
+    i's move."""
     sx = 0.0
     sy = 0.0
     sz = 0.0
@@ -279,7 +281,7 @@ def push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, m, iu, ij):
             sx += mx
             sy += my
             sz += mz
-        else:
+        elif not held[mat[j]]:
             x[j, 0] += mx
             x[j, 1] += my
             x[j, 2] += mz

@@ -14,7 +14,7 @@ Desbrun-Cani 1996 plugs in here.
 
 from __future__ import annotations
 
-from .base import MaterialModel
+from .base import MaterialModel, ModelSetup
 from .elastic_becker2009 import ElasticModel
 from .viscoelastic_clavet2005 import ViscoelasticModel
 
@@ -44,3 +44,17 @@ def register(model: type[MaterialModel]) -> type[MaterialModel]:
 def unregister(name: str) -> None:
     """Remove a model added with :func:`register`."""
     SOLVERS.pop(name, None)
+
+
+def model_setups(materials, spacing: float, h: float, gravity: float) -> list[tuple[type[MaterialModel], ModelSetup]]:
+    """(model class, its :class:`ModelSetup`) for each registered model that owns one of ``materials`` (the
+    scene's, in order), in registry order: what a bake builds its models from."""
+    kinds = [SOLVERS[m.model] for m in materials]
+    densities = tuple(c.density_of(m.params) for c, m in zip(kinds, materials))
+    solids = tuple(c.keeps_shape for c in kinds)
+    out = []
+    for name, cls in SOLVERS.items():
+        owned = {k: m.params for k, m in enumerate(materials) if m.model == name}
+        if owned:
+            out.append((cls, ModelSetup(spacing, h, len(materials), owned, gravity, densities, solids)))
+    return out

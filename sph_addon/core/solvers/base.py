@@ -93,6 +93,8 @@ class ModelSetup:
     gravity : magnitude of the scene's gravity, m/s² (what a model may estimate its first substeps' work from).
     densities : every material's mass density, kg/m³, by material id, whatever its model (pair terms that
         exchange momentum with other models' particles weigh them by it); empty: all alike.
+    solids : by material id, whether its model keeps the shape it was emitted in (``keeps_shape``: a solid,
+        whose particles a liquid meets at the body's surface); empty: none.
     """
 
     spacing: float
@@ -101,6 +103,7 @@ class ModelSetup:
     materials: Mapping[int, Any]
     gravity: float = 9.81
     densities: tuple[float, ...] = ()
+    solids: tuple[bool, ...] = ()
 
 
 @dataclass

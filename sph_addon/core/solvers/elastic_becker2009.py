@@ -11,8 +11,9 @@ SI values with sources) and its terms:
 * position stage: contacts between solid particles that are not rest partners (``contact_macklin2014``).
 
 Particles are advanced by Clavet's prediction-relaxation scheme with the liquids, so one substep sees
-solids and liquids together: the liquid's relaxation pushes solid particles with the impulse it gives
-its own (buoyancy), and colliders' contacts with friction act on them as on any particle.
+solids and liquids together: the liquid's relaxation treats solid particles as a wall and the solve
+takes the impulse it would have given them (buoyancy), and colliders' contacts with friction act on
+them as on any particle.
 """
 
 from __future__ import annotations

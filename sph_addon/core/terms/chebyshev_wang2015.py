@@ -32,7 +32,8 @@ Where we differ, and why:
   water dropped on a clipped mesh lost particles out of the domain; with it, none).
 * The colliders' share of each particle's displacement (``wall_dx``, what the
   colliders receive equal and opposite) is extrapolated with the positions, so
-  the contact impulse stays the exact counterpart of what the passes moved.
+  the contact impulse stays the exact counterpart of what the passes moved; so is
+  what the passes would have moved the solids' particles they hold (``held_dx``).
 
 Every extrapolation is a linear combination of iterates with weights summing to
 1, so a pass that conserves the particles' momentum (pairs moved equal and
@@ -50,6 +51,8 @@ RELAXATION_CHEBYSHEV_GAMMA = 0.9
 # The pass the extrapolation starts with (Wang's S): the first pass of a substep removes the
 # compression the prediction made, not a contracting error, so it is kept as it is.
 RELAXATION_CHEBYSHEV_DELAY = 2
+# ``held_dx`` of a world without solids.
+NO_HELD = np.zeros((0, 3))
 
 
 class ChebyshevPasses:
@@ -71,21 +74,21 @@ class ChebyshevPasses:
         self.rho2 = rho * rho
         self.delay = delay
         self._extrapolate = extrapolate
-        # Two (x, wall_dx) iterates: the one before this pass and the one before the last.
-        self._bufs: list[tuple[np.ndarray, np.ndarray]] = []
+        # Two (x, wall_dx, held_dx) iterates: the one before this pass and the one before the last.
+        self._bufs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.start(0)
 
-    def start(self, n: int) -> None:
-        """Begin a substep of ``n`` particles."""
+    def start(self, n: int, n_held: int = 0) -> None:
+        """Begin a substep of ``n`` particles (``n_held`` rows of ``held_dx``: n with solids, else 0)."""
         self.omega = 1.0
         self.passes = 0
         self.error = np.inf
         self._prev = -1  # which of the two buffers holds the iterate two passes back (-1: none yet)
         self._kept = False  # the last extrapolation left the coming pass's start in its buffer
-        if self.rho2 > 0.0 and (not self._bufs or len(self._bufs[0][0]) != n):
-            self._bufs = [(np.empty((n, 3)), np.empty((n, 3))) for _ in range(2)]
+        if self.rho2 > 0.0 and (not self._bufs or len(self._bufs[0][0]) != n or len(self._bufs[0][2]) != n_held):
+            self._bufs = [(np.empty((n, 3)), np.empty((n, 3)), np.empty((n_held, 3))) for _ in range(2)]
 
-    def before(self, x: np.ndarray, wall_dx: np.ndarray) -> None:
+    def before(self, x: np.ndarray, wall_dx: np.ndarray, held_dx: np.ndarray = NO_HELD) -> None:
         """Remember the iterate the coming pass starts from (nothing is kept while ρ = 0)."""
         if self._kept:
             self._kept = False
@@ -93,13 +96,16 @@ class ChebyshevPasses:
         if self._bufs:
             from ..array_kernels import copy_rows
 
-            bx, bw = self._bufs[self._last()]
+            bx, bw, bh = self._bufs[self._last()]
             copy_rows(x, bx)
             copy_rows(wall_dx, bw)
+            if len(bh):
+                copy_rows(held_dx, bh)
 
-    def after(self, x: np.ndarray, wall_dx: np.ndarray, error: float) -> None:
-        """Extrapolate the pass's result ``x`` (and the colliders' share ``wall_dx``) in place;
-        ``error`` is the largest compression the pass measured (on the last extrapolation's result)."""
+    def after(self, x: np.ndarray, wall_dx: np.ndarray, error: float, held_dx: np.ndarray = NO_HELD) -> None:
+        """Extrapolate the pass's result ``x`` (and the colliders' share ``wall_dx``, the held particles'
+        ``held_dx``) in place; ``error`` is the largest compression the pass measured (on the last
+        extrapolation's result)."""
         self.passes += 1
         if not self._bufs:
             return
@@ -113,11 +119,13 @@ class ChebyshevPasses:
         else:
             self.omega = 4.0 / (4.0 - self.rho2 * self.omega)
         if self.omega != 1.0 and self._prev >= 0:
-            bx, bw = self._bufs[self._prev]
-            lx, lw = self._bufs[self._last()]
+            bx, bw, bh = self._bufs[self._prev]
+            lx, lw, lh = self._bufs[self._last()]
             self._extrapolate(x, lx, bx, self.omega, self.gamma)
             self._extrapolate(wall_dx, lw, bw, self.omega, self.gamma)
-            self._kept = True  # bx, bw: the buffer the next pass's start goes to (below)
+            if len(bh):
+                self._extrapolate(held_dx, lh, bh, self.omega, self.gamma)
+            self._kept = True  # bx, bw, bh: the buffer the next pass's start goes to (below)
         self._prev = self._last()
 
     def _last(self) -> int:

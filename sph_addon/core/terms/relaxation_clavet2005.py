@@ -23,7 +23,9 @@ Units (derivations in ``lattice`` and below). The artist sets the largest mean c
   (``ctx.walls.relaxation_walls``: ``boundary.mirror``, ``boundary.lattice_fill``), and what the
   passes moved at the walls goes to the colliders (``ctx.walls.received``).
 
-Acts on every material of its model (a liquid's incompressibility has no "none").
+Acts on every material of its model (a liquid's incompressibility has no "none"). A solid's particles
+(a model that ``keeps_shape``) count in the liquid's densities but the passes do not move them: what
+they would have moved each (``held_dx``) goes to the solid's own solve as a velocity (``LIQUID_PUSH``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 
 from ..lattice import near_error_ratio, offsets, rest_densities
 from .base import POSITION, Term
-from .chebyshev_wang2015 import ChebyshevPasses
+from .chebyshev_wang2015 import NO_HELD, ChebyshevPasses
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,10 @@ log = logging.getLogger(__name__)
 # threw a burst to 8 cm/s in the resting pool: CHANGELOG.md, method notes, "The liquid's own packing").
 RELAXATION = 0.0
 RELAXATION_NEAR = 0.45
+
+# The per-particle array (m/s, declared by the solid's term, ``elasticity_becker2009``) that receives the
+# velocity the passes would have given each of a solid's particles in the last substep.
+LIQUID_PUSH = "liquid_push"
 
 
 def relaxation_gains(spacing: float, h: float) -> tuple[float, float]:
@@ -110,10 +116,14 @@ class RelaxationClavet2005(Term):
         # density_error is Clavet's density's error; the passes measure the near density's.
         self.near_ratio = near_error_ratio(s, h)
         self.target = self.per_material("density_error")
+        # A solid's particles are held where their own solve put them (``apply`` says why).
+        self.held = np.zeros(setup.n_materials, np.uint8)
+        self.held[:len(setup.solids)] = setup.solids
+        self.held[self.owned] = 0
         # Every material's density (any model's): pairs of different masses share their displacements by
-        # mass; with one density the kernel gets none and keeps the plain whole shares.
+        # mass; with one density and no solid the kernel gets none and keeps the plain whole shares.
         mass = np.asarray(setup.densities, np.float64)
-        self.mass = mass if len(np.unique(mass)) > 1 else np.zeros(0)
+        self.mass = mass if len(np.unique(mass)) > 1 or self.held.any() else np.zeros(0)
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
@@ -170,17 +180,20 @@ class RelaxationClavet2005(Term):
         # layer on the first-swept wall moved at 5.5 cm/s, the others at 1-3 cm/s).
         parity = self.stats["substeps"] % 2
         accel = self.accel
-        accel.start(ctx.n)
+        # What the passes would move a solid's particles goes to its own solve, as a velocity (``LIQUID_PUSH``).
+        held_dx = ctx.arrays.get(LIQUID_PUSH, NO_HELD) if self.held.any() else NO_HELD
+        held_dx.fill(0.0)
+        accel.start(ctx.n, len(held_dx))
         it = 0
         with ctx.workspace.borrow((3,), (3,)) as (wall_dx, x_ref):
             wall_dx.fill(0.0)
             np.copyto(x_ref, x)
             while it < self.cap:
-                accel.before(x, wall_dx)
+                accel.before(x, wall_dx, held_dx)
                 self.relaxation(x, ctx.nbr, ctx.count, mat, self.gain, self.gain_near, self.rho0, self.rho0_near,
                                 ctx.h, ctx.bucket_start, ctx.colour, ctx.colour_buckets, ctx.colour_units, x_ref,
-                                *walls, planes, plane_of, (it + parity) % 2 == 1, self.mass, self.rho,
-                                self.rho_near, wall_dx)
+                                *walls, planes, plane_of, (it + parity) % 2 == 1, self.mass, self.held, held_dx,
+                                self.rho, self.rho_near, wall_dx)
                 it += 1
                 self.compression_sums(self.rho_near, mat, self.rho0_near, self.owned, sums, counts, tops)
                 err_mean, err_max, done = density_errors(sums, counts, tops, self.target * self.near_ratio,
@@ -188,13 +201,14 @@ class RelaxationClavet2005(Term):
                 if done:
                     break
                 if it < self.cap:  # the last pass's result stays as measured
-                    accel.after(x, wall_dx, err_max)
+                    accel.after(x, wall_dx, err_max, held_dx)
             else:
                 self.stats["capped"] += 1
                 log.warning("density relaxation stopped at its cap of %d passes with mean density error %.3g "
                             "(raise max_iterations or the substeps)", self.cap, err_mean / self.near_ratio)
             if ctx.walls is not None:
                 ctx.walls.received(x, wall_dx, ctx.dt)
+        held_dx /= ctx.dt
         self.last_iterations, self.last_dt = it, ctx.dt
         st = self.stats
         st["iterations"] += it

@@ -68,7 +68,7 @@ def _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx):
 @njit(**config.NJIT_PARALLEL)
 def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_near, h, bucket_start, colour,
                               colour_buckets, colour_units, x_ref, wall_rho, wall_rho_near, wall_g, wall_g_near,
-                              planes, plane_of, backward, mass, rho, rho_near, wall_dx):
+                              planes, plane_of, backward, mass, held, held_dx, rho, rho_near, wall_dx):
     """One pass of double density relaxation (Clavet Algorithm 3, eqs. 4.1-4.6), particle after particle.
 
     For each particle i: density and near-density from the current positions
@@ -105,6 +105,10 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
         whole share of -D_ij and j moves m_i / m_j of D_ij, so the pair's momentum is kept and a particle of
         another density in the liquid is pushed as the liquid it displaces would be (Archimedes);
         without, each takes its whole share.
+    held : per-material uint8, 1 for a material whose particles the passes do not move (a solid's: its own
+        solve moves them, ``relaxation_clavet2005``); only read with ``mass``.
+    held_dx : (n,3) float64, accumulated: the displacement the passes would have given each held particle
+        (m_i / m_j of each push), which it takes as a velocity through its own solve.
     backward : visit the colours, and each supercell's particles, in reverse order (symmetric
         Gauss-Seidel when passes alternate: a one-way sweep drifts a resting drop along the
         sweep, measured as a steady elongation of a zero-gravity drop under surface tension).
@@ -112,8 +116,6 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
     wall_dx : (n,3) float64, accumulated: the displacement the colliders gave each particle
         (the colliders receive it equal and opposite: ``walls.Walls.received``).
     """
-    inv_h = 1.0 / h
-    cap = PAIR_CAP * h
     width = nbr.shape[1]
     n_colours = colour_units.shape[0]
     for cc in range(n_colours):
@@ -136,23 +138,25 @@ def double_density_relaxation(x, nbr, count, mat, gain, gain_near, rho0, rho0_ne
                 # forward sweeps 9 % slower (1.44-1.51 against 1.32-1.37 ms a pass, the same particles).
                 if backward:
                     for i in range(hi - 1, lo - 1, -1):
-                        _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
-                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near,
-                                   wall_dx, inv_h, cap, ux, uy, uz, w, iu, ij)
+                        if colour[i] == c:
+                            _relax_one(i, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, x_ref, wall_rho,
+                                       wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, held, held_dx, rho,
+                                       rho_near, wall_dx, h, ux, uy, uz, w, iu, ij)
                 else:
                     for i in range(lo, hi):
-                        _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho,
-                                   wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near,
-                                   wall_dx, inv_h, cap, ux, uy, uz, w, iu, ij)
+                        if colour[i] == c:
+                            _relax_one(i, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, x_ref, wall_rho,
+                                       wall_rho_near, wall_g, wall_g_near, planes, plane_of, mass, held, held_dx, rho,
+                                       rho_near, wall_dx, h, ux, uy, uz, w, iu, ij)
 
 
 @njit(**config.NJIT_INLINE)
-def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colour, x_ref, wall_rho, wall_rho_near,
-               wall_g, wall_g_near, planes, plane_of, mass, rho, rho_near, wall_dx, inv_h, cap, ux, uy, uz, w,
-               iu, ij):
-    """Relax particle i if it has colour c (the body of :func:`double_density_relaxation`'s sweeps)."""
-    if colour[i] != c:
-        return
+def _relax_one(i, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, x_ref, wall_rho, wall_rho_near, wall_g,
+               wall_g_near, planes, plane_of, mass, held, held_dx, rho, rho_near, wall_dx, h, ux, uy, uz, w, iu, ij):
+    """Relax particle i (the body of :func:`double_density_relaxation`'s sweeps). Under 31 arguments: CPython
+    3.11 compiles a longer call into one numba cannot inline."""
+    inv_h = 1.0 / h
+    cap = PAIR_CAP * h
     xi = x[i, 0]
     yi = x[i, 1]
     zi = x[i, 2]
@@ -184,9 +188,9 @@ def _relax_one(i, c, x, nbr, count, mat, gain, gain_near, rho0, rho0_near, colou
     my = 0.0
     mz = 0.0
     if mi:
-        mx, my, mz = push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, mi, iu, ij)
+        mx, my, mz = push_images(i, p, pn, x, planes, plane_of, k, cap, wall_dx, mi, iu, ij, mat, held)
     if mass.shape[0]:
-        sx, sy, sz = _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass)
+        sx, sy, sz = _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, held, held_dx)
     else:
         sx, sy, sz = _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap)
     wx, wy, wz = _wall_push(i, p, pn, wall_g, wall_g_near, wall_dx)
@@ -258,13 +262,11 @@ def _push_neighbours(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap):
 
 
 @njit(**config.NJIT_INLINE)
-def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass):
+def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass, held, held_dx):
     """:func:`_push_neighbours` with the impulse of i's pressure on each pair, m_i D_ij: i takes its whole
-    share, j m_i / m_j of it. Sharing D_ij by mass instead (i 2 m_j / (m_i + m_j), j 2 m_i / (m_i + m_j))
-    gave a particle of density ρ_j among the liquid's the push 2 ρ_j / (ρ_i + ρ_j) of the liquid's own: a
-    cube of 500 kg/m³ in water floated 0.66 submerged where Archimedes gives 0.5. (Mirroring i's pressure
-    onto a neighbour that does not relax, as Akinci et al. 2012 do for boundary particles, doubled the
-    pushes: that cube rose by 8 mm but set the water around it moving at 1-1.6 m/s.)"""
+    share, j m_i / m_j of it (into ``held_dx`` for a held j, which stays where it is). Sharing D_ij by mass
+    instead (i 2 m_j / (m_i + m_j), j 2 m_i / (m_i + m_j)) gives a particle of density ρ_j among the liquid's
+    2 ρ_j / (ρ_i + ρ_j) of the push the liquid gives its own: a body that does not push back floats too low."""
     sx = 0.0
     sy = 0.0
     sz = 0.0
@@ -277,9 +279,14 @@ def _push_neighbours_by_mass(i, p, pn, x, nbr, nk, ux, uy, uz, w, cap, mat, mass
         mj = mass[mat[j]]
         fi = min((p + pn * a) * a, cap)
         fj = fi * mi / mj
-        x[j, 0] += fj * ux[kk]
-        x[j, 1] += fj * uy[kk]
-        x[j, 2] += fj * uz[kk]
+        if held[mat[j]]:
+            held_dx[j, 0] += fj * ux[kk]
+            held_dx[j, 1] += fj * uy[kk]
+            held_dx[j, 2] += fj * uz[kk]
+        else:
+            x[j, 0] += fj * ux[kk]
+            x[j, 1] += fj * uy[kk]
+            x[j, 2] += fj * uz[kk]
         sx -= fi * ux[kk]
         sy -= fi * uy[kk]
         sz -= fi * uz[kk]
