@@ -102,10 +102,11 @@ def pin(sim: Simulation, ids, velocity=None) -> None:
         idx = np.repeat(ctx.index_of_id()[ids], 3)
         normal = np.tile(np.eye(3), (len(ids), 1))
         target = np.tile(velocity(ctx.time) if velocity is not None else np.zeros(3), len(ids))
+        both_ways = np.zeros(len(idx), bool)  # a grip pulls as well as pushes
         others = own(ctx, idx)
         if others is not None:
-            idx, normal, target = (np.concatenate(p) for p in zip((idx, normal, target), others))
-        return idx, normal, target
+            return tuple(np.concatenate(p) for p in zip((idx, normal, target, both_ways), others))
+        return idx, normal, target, both_ways
 
     term._held = held
 

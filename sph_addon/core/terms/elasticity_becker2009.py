@@ -56,6 +56,9 @@ SOLID_CFL = 0.5
 # A solid particle closer than this many spacings to a static collider's surface (beyond its radius), or
 # that would reach it within the substep, and moving into it is held by the solve (``_held``).
 CONTACT_REACH = 0.1
+# Solves a substep may take while contacts that would pull are let go (``apply``): a body the liquid
+# lifts off the floor leaves it in the substep it would.
+RELEASE_ROUNDS = 3
 
 
 def lame(youngs_modulus: float, poisson_ratio: float) -> tuple[float, float]:
@@ -203,16 +206,30 @@ class ElasticityBecker2009(Term):
         floor = float(np.sqrt(np.sum(mass ** 2))) * max(self.setup.gravity, 1.0) * dt
         held = self._held(ctx, idx)
         if held is None:
-            hi, hn = np.zeros(0, np.int64), np.zeros((0, 3))
+            hi, hn, contact = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0, bool)
         else:
             # The held components start at their targets, and the filtered solve keeps them there.
             row = np.empty(ctx.n, np.int64)
             row[idx] = np.arange(len(idx))
-            hi, hn, target = row[held[0]], held[1], held[2]
+            hi, hn, target, contact = row[held[0]], held[1], held[2], held[3]
             k.project_out(dv, hi, hn, np.empty(len(hi)))
             np.add.at(dv, hi, (target - np.einsum("ij,ij->i", v[hi], hn))[:, None] * hn)
-        iterations, residual = k.solve(rest, nb, g, grev, kap, krev, kmom, null, mat, self.solid, *material, self.mass,
-                                       c, rot, f, b, dv, blocks, hi, hn, TOLERANCE, floor, MAX_ITERATIONS)
+        iterations = 0
+        for _ in range(RELEASE_ROUNDS):
+            its, residual = k.solve(rest, nb, g, grev, kap, krev, kmom, null, mat, self.solid, *material, self.mass, c,
+                                    rot, f, b, dv, blocks, hi, hn, TOLERANCE, floor, MAX_ITERATIONS)
+            iterations += its
+            if not len(hi):
+                break
+            # A contact only pushes: a held row whose wall would have to pull it (the rest of the body,
+            # or the liquid's push, lifting it off) is let go and the solve goes on from where it is.
+            ap = np.empty_like(b)
+            k.deformation(dv, *own, True, rot, f, df, dm)
+            k.forces(dv, *pairs, c, df, dm, self.mass, True, ap)
+            pulling = contact & (np.einsum("ij,ij->i", b[hi] - ap[hi], hn) > 0.0)
+            if not pulling.any():
+                break
+            hi, hn, contact = hi[~pulling], hn[~pulling], contact[~pulling]
         body = a["source"][idx].astype(np.int64)
         free = np.ones(int(body.max()) + 1, np.bool_)
         free[body[hi]] = False
@@ -242,10 +259,11 @@ class ElasticityBecker2009(Term):
         ctx.v[own] += push[own]
         push[own] = 0.0
 
-    def _held(self, ctx, idx) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _held(self, ctx, idx) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The solid particles that touch a static collider or would reach it within the substep: (their
         indices, the surface normals, the normal velocity each must end the substep with: the gap
-        closed, -gap/Δt). A particle landing is held in the substep it lands in: held only once it
+        closed, -gap/Δt, and True for each: a contact, which only pushes; a row held both ways, a
+        clamp, would say False). A particle landing is held in the substep it lands in: held only once it
         touched (within ``CONTACT_REACH``), the layer landing first was stopped by the collisions
         after a solve that had let it go on, and the next layer passed through it (a silicone cube
         dropped 5 cm at 1 cm spacing ended with its two bottom layers swapped).
@@ -270,7 +288,7 @@ class ElasticityBecker2009(Term):
         into = vn < target
         if not into.any():
             return None
-        return idx[into], normal[into], target[into]
+        return idx[into], normal[into], target[into], np.ones(int(into.sum()), bool)
 
     def frame_stats(self, world) -> dict[str, int | float]:
         """The solves' iterations (mean and most) and worst relative residual over the frame."""
