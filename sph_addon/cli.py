@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import signal
 import sys
 import time
@@ -274,6 +275,10 @@ def _front_description(root: Path) -> str:
            f"{front['axis']} = {front['origin']:g} m"
 
 
+def _vec(values) -> str:
+    return "(" + ", ".join(f"{v:.4g}" for v in values) + ")"
+
+
 def _cmd_info(args) -> int:
     from .core.cache import CacheDir
 
@@ -295,6 +300,11 @@ def _cmd_info(args) -> int:
     for line in (_info_summary(stats), _front_description(cache.root)):
         if line:
             _say(line)
+    if done and cache.bodies_path(done[-1]).exists():
+        for b in cache.read_bodies(done[-1]):
+            _say(f"body {b['name']!r} at frame {done[-1]}: location {_vec(b['location'])} m, rotation (w x y z) "
+                 f"{_vec(b['rotation_quaternion'])}, speed {math.hypot(*b['velocity']):.4g} m/s, "
+                 f"spin {math.hypot(*b['angular_velocity']):.4g} rad/s")
     for model, constants in (m.get("derived") or {}).items():
         if isinstance(constants, dict):
             _say(f"derived ({model}, first frame's substep): "

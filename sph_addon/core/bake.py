@@ -350,6 +350,8 @@ def _write_frame(cache: CacheDir, sim, manifest: dict, stats: dict, births: Birt
     if deformed:
         # Before the manifest lists the frame, like the particles: a listed frame has all its files.
         deformed.write(cache, st.arrays, frame)
+    if sim.bodies:
+        cache.write_bodies(frame, sim.bodies.transforms(frame))
     if checkpoint:
         arrays, meta = sim.checkpoint()
         cache.write_checkpoint(frame, arrays, meta)

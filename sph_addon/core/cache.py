@@ -42,7 +42,8 @@ MANIFEST_FORMAT = "sph_addon.cache/1"
 PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"),
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
-                 ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"), ("deformed", "source_", ".ply"))
+                 ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"), ("deformed", "source_", ".ply"),
+                 ("bodies", "bodies_", ".json"))
 # The cache's own folders: what bakes and meshing write into, and free deletes from.
 CACHE_FOLDERS = tuple(folder for folder, _, _ in _OWN_PATTERNS)
 # The exact names those writers give (a frame number, or a hex key for distance fields): free deletes
@@ -117,6 +118,21 @@ class CacheDir:
 
     def checkpoint_path(self, frame: int) -> Path:
         return self.root / "state" / f"checkpoint_{frame:04d}.npz"
+
+    def bodies_path(self, frame: int) -> Path:
+        """The dynamic colliders' poses at ``frame`` (``bodies.Bodies.transforms``), JSON."""
+        return self.root / "bodies" / f"bodies_{frame:04d}.json"
+
+    def write_bodies(self, frame: int, bodies: list[dict]) -> None:
+        write_json(self.bodies_path(frame), {"frame": frame, "bodies": bodies})
+
+    def read_bodies(self, frame: int) -> list[dict]:
+        """The poses :meth:`write_bodies` wrote for ``frame`` (InputError naming the file when unreadable)."""
+        path = self.bodies_path(frame)
+        try:
+            return parse_json_text(path.read_text(), str(path), "bodies file")["bodies"]
+        except (OSError, KeyError, TypeError) as exc:
+            raise InputError(str(path), f"cannot read the bodies' poses ({exc}); bake again") from exc
 
     # manifest
     def exists(self) -> bool:

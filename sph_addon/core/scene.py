@@ -327,7 +327,20 @@ def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int
         # Files referenced by the collider (mesh paths, one per frame when deforming) must
         # exist and be readable now; their content is checked when the shape is built.
         ct.check(p, item, where, base_dir, frame_range)
+    if p["dynamic"]:
+        _check_dynamic(kind, ct, p, where)
     return kind, p
+
+
+def _check_dynamic(kind: str, ct, p: dict, where: str) -> None:
+    """A dynamic collider is a closed solid that nothing but the fluid and contacts move."""
+    if kind not in ("box", "sphere", "mesh") or (kind == "mesh" and (p["mode"] != "solid" or p["flip_normals"])):
+        raise InputError(f"{where}.dynamic", f"a {kind if kind != 'mesh' else 'shell or flipped mesh'} has no "
+                                             "volume to weigh; a dynamic collider is a box, a sphere or a closed "
+                                             "mesh with mode \"solid\" and flip_normals false")
+    if p["keyframes"] or ct.deforming(p):
+        raise InputError(f"{where}.dynamic", "a dynamic collider is moved by the fluid and its contacts; remove "
+                                             "its keyframes (or its per-frame meshes), or set dynamic to false")
 
 
 def _check_memory(scene: Scene) -> None:

@@ -28,16 +28,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import config
+from . import checkpoint_state, config
 from .array_kernels import bounds, step_rows
 from .blowup import BlowUpWatch, collider_work
+from .bodies import Bodies
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
 from .colliders import COLLIDERS, Collider, Shape
 from .colliders.motion import motion_from_scene
 from .colliders.reach import scene_build_context
 from .colliders.response import ContactReport
-from .diagnostics import frame_diagnostics
+from .diagnostics import frame_diagnostics, material_densities
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
@@ -122,6 +123,8 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
+        self.bodies = Bodies(self.colliders, [p for _, p in scene.colliders], self.spacing)
+        self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
         self._wall_cells = WallCells()  # the static colliders on the projection's cells, kept for the bake
         self.workspace = Workspace()
@@ -185,6 +188,10 @@ class Simulation:
         motion = motion_from_scene(p, self.scene.frame_start)
         ctx = scene_build_context(self.scene, f"colliders[{k}]", p, self.sdf_cache)
         shape = self._timed_build(ctype.build, p, ctx)
+        if p["dynamic"]:
+            from .colliders.rigid_body import body_motion
+
+            motion = body_motion(shape, p, self.scene.frame_start, self.scene.physics_fps)
         rebuild = None
         if ctype.deforming(p):
             def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
@@ -257,7 +264,11 @@ class Simulation:
         # Again after the permutation: predicted[order] (the same sums of the same numbers), faster.
         step_rows(st.x, dt, st.v, self._predicted)
         self.nbr, self.count = self.ns.lists(self._predicted, self.h)
+        if self.bodies:
+            self.bodies.advance(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
         walls = self._walls_at(t + dt) if self.colliders else None
+        if self.bodies:
+            walls.masses = self._particle_mass[st.material]
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,
                           colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
@@ -271,8 +282,9 @@ class Simulation:
             st.x[idx] = x_end
             st.v[idx] = inflow.velocity
         if walls is not None:
-            for k, x, dv in walls.given:
-                self._add_contact(k, x, dv, walls.placed[k][2])
+            for (k, x, dv), m in zip(walls.given, walls.given_mass):
+                self._add_contact(k, x, dv, walls.placed[k][2], m)
+        self.bodies.commit()
         st.time = t + dt
         self._apply_domain()
 
@@ -309,11 +321,12 @@ class Simulation:
         if several:
             shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
             hits = np.zeros(len(x), np.int64)
+        mass = self._particle_mass[st.material if idx is None else st.material[idx]] if self.bodies else None
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
-            self._add_contact(k, x, self._dv, t1)
+            self._add_contact(k, x, self._dv, t1, mass)
             if several:
                 moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
                 shift[moved] += x[moved] - x0[moved]
@@ -333,10 +346,15 @@ class Simulation:
         if idx is not None:
             st.x[idx] = x
 
-    def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray) -> None:
-        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x``."""
+    def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray,
+                     mass: np.ndarray | None = None) -> None:
+        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x`` (masses
+        ``mass``, kg; None: the heaviest material's), and give a body its impulse (``bodies.Bodies``)."""
         from .colliders.response import impulse_and_torque
 
+        if self.bodies.body(k) is not None:
+            m = np.full(len(x), self._particle_mass.max()) if mass is None or len(mass) != len(x) else mass
+            self.bodies.receive(k, x, dv, m)
         impulse, torque = impulse_and_torque(x, dv, center)
         prev = self.contacts[k]
         # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
@@ -467,30 +485,11 @@ class Simulation:
                 out[f.name] = (arr if f.component is None else arr[:, f.component], f.dtype)
         return out
 
-    # -- checkpoints ----------------------------------------------------------------------
+    # -- checkpoints (``checkpoint_state``) ---------------------------------------------------
     def checkpoint(self) -> tuple[dict[str, np.ndarray], dict]:
         """The full state: per-particle arrays (springs included) and scalars (JSON-safe)."""
-        st = self.state
-        meta = {"frame": self.frame, "time": st.time, "next_id": st.next_id,
-                "removed": {str(k): v for k, v in st.removed.items()},
-                "inflow_volume": [f.emitted_volume for f in self.inflows],
-                "models": {m.name: m.state_dict() for m in self.models}, "watch": self.watch.state_dict(),
-                "substeps": self.last_substeps}
-        return dict(st.arrays), meta
+        return checkpoint_state.capture(self)
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
         """Load a checkpoint made by :meth:`checkpoint` of the same scene."""
-        st = self.state
-        for name, arr in arrays.items():
-            st.arrays[name] = np.ascontiguousarray(arr)
-            st._specs[name] = (arr.shape[1:], arr.dtype)
-        st.next_id = int(meta["next_id"])
-        st.time = float(meta["time"])
-        st.removed = {int(k): int(v) for k, v in meta["removed"].items()}
-        self.frame = int(meta["frame"])
-        self.last_substeps = int(meta.get("substeps", 0))
-        for f, vol in zip(self.inflows, meta["inflow_volume"]):
-            f.emitted_volume = float(vol)
-        for model in self.models:
-            model.load_state_dict(meta.get("models", {}).get(model.name, {}))
-        self.watch.load_state_dict(meta.get("watch"))
+        checkpoint_state.restore(self, arrays, meta)

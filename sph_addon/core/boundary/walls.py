@@ -33,8 +33,13 @@ class Walls:
         # every substep costs its page faults each time (measured: 3 of the 4 ms the boundary
         # shares took per substep on the bench's dam break).
         self.scratch = {} if scratch is None else scratch
-        # (collider index, positions, velocity changes) the models' boundary terms gave particles.
+        # (collider index, positions, velocity changes) the models' boundary terms gave particles,
+        # and beside each the particles' masses (kg) where ``masses`` knows them, else None.
         self.given: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self.given_mass: list[np.ndarray | None] = []
+        # (n,) kg, each particle's mass, set by ``Simulation`` when a collider is a body that must know
+        # what it received in kg m/s (``core/bodies.py``); None: reports per unit particle mass.
+        self.masses: np.ndarray | None = None
 
     def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0) -> None:
         """Record the velocity changes ``dv / dt`` (n,3) that the colliders' boundary terms gave the
@@ -45,8 +50,10 @@ class Walls:
         moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
         if not len(moved):
             return
+        masses = self.masses if self.masses is not None and len(self.masses) == len(x) else None
         if len(self.placed) == 1:
             self.given.append((0, x[moved], dv[moved] / dt))
+            self.given_mass.append(None if masses is None else masses[moved])
             return
         dv = dv[moved] / dt
         pts = np.ascontiguousarray(x[moved])
@@ -56,6 +63,7 @@ class Walls:
             mine = nearest == k
             if mine.any():
                 self.given.append((k, x[moved[mine]], dv[mine]))
+                self.given_mass.append(None if masses is None else masses[moved[mine]])
 
     def static(self) -> Walls | None:
         """The colliders that never move (None if there are none): the walls whose velocity is zero

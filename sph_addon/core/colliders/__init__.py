@@ -29,6 +29,27 @@ if TYPE_CHECKING:
     # Only for the annotation: motion imports euler_xyz_matrix from here.
     from .motion import Motion
 
+# A collider the fluid moves (``rigid_body``, ``core/bodies.py``).
+DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("dynamic", False, label="Dynamic",
+              description="A rigid body the fluid moves and that pushes the fluid back (Clavet 2005, "
+                          "Algorithm 7): its mass from its density and its closed shape's volume, under "
+                          "gravity, in contact with the other colliders. Boxes, spheres and closed "
+                          "meshes (mode solid); not with keyframes."),
+    Parameter("density", 500.0, "kg/m^3", 1.0, 25000.0, label="Density",
+              description="A dynamic body's density: water 1000, pine 500, a hollow plastic duck ~100."),
+    Parameter("body_friction", 0.5, "", 0.0, 10.0, label="Friction",
+              description="A dynamic body's Coulomb friction against other colliders (Blender's rigid-"
+                          "body friction); the liquid's friction on it is ``friction``."),
+    Parameter("restitution", 0.0, "", 0.0, 1.0, label="Bounciness",
+              description="A dynamic body's bounce off other colliders (Blender's rigid-body "
+                          "restitution): 0 none, 1 elastic. Approaches under 0.2 m/s do not bounce."),
+    Parameter("linear_velocity", (0.0, 0.0, 0.0), "m/s", label="Initial Velocity",
+              description="A dynamic body's velocity at the first frame."),
+    Parameter("angular_velocity", (0.0, 0.0, 0.0), "rad/s", label="Initial Angular Velocity",
+              description="A dynamic body's angular velocity at the first frame, world axes."),
+)
+
 COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
     Parameter("friction", 0.0, "", 0.0, 1.0, label="Friction",
@@ -44,6 +65,7 @@ COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("continuous", True, label="Continuous Collision",
               description="Test the path of particles fast enough to cross the collider within one "
                           "substep, so thin colliders do not leak (see colliders/response.py)."),
+    *DYNAMIC_PARAMETERS,
 )
 
 

@@ -85,4 +85,6 @@ def scene_build_context(scene, where: str, p: dict, sdf_cache=None):
 
     return BuildContext(base_dir=scene.base_dir, where=where, spacing=scene.particle_spacing,
                         frame=scene.frame_start, memory_budget=int(scene.simulation["memory_budget_mb"] * 2**20),
-                        sdf_cache=sdf_cache, reach=scene_reach(scene, motion_from_scene(p, scene.frame_start)))
+                        sdf_cache=sdf_cache,
+                        # A dynamic body goes wherever the fluid takes it: its field covers all of it.
+                        reach=None if p.get("dynamic") else scene_reach(scene, motion_from_scene(p, scene.frame_start)))
