@@ -17,7 +17,9 @@ def capture(sim) -> tuple[dict[str, np.ndarray], dict]:
             "removed": {str(k): v for k, v in st.removed.items()},
             "inflow_volume": [f.emitted_volume for f in sim.inflows],
             "models": {m.name: m.state_dict() for m in sim.models}, "watch": sim.watch.state_dict(),
-            "substeps": sim.last_substeps, "bodies": sim.bodies.state_dict()}
+            "substeps": sim.last_substeps}
+    if sim.bodies:  # a scene without dynamic colliders writes the checkpoints it wrote before them
+        meta["bodies"] = sim.bodies.state_dict()
     return dict(st.arrays), meta
 
 

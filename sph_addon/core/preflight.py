@@ -281,7 +281,8 @@ def _mesh_grids(scene: Scene) -> tuple[list[tuple[str, tuple[int, int, int]]], i
     meshes += [(f"outflows[{k}]", p) for k, (kind, p) in enumerate(scene.outflows) if kind == "mesh"]
     for item, p in meshes:
         settings = mesh_settings(p, scene.particle_spacing)
-        reach = scene_reach(scene, motion_from_scene(p, scene.frame_start))  # as Simulation clips the grid
+        # As Simulation clips the grid (``reach.scene_build_context``): a dynamic body's field is whole.
+        reach = None if p.get("dynamic") else scene_reach(scene, motion_from_scene(p, scene.frame_start))
         frames = range(scene.frame_start, scene.frame_end + 1) if p["deforming"] else (scene.frame_start,)
         largest, largest_bytes, seen = None, -1, set()
         for frame in frames:

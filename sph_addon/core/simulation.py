@@ -34,10 +34,9 @@ from .blowup import BlowUpWatch, collider_work
 from .bodies import Bodies
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
-from .colliders import COLLIDERS, Collider, Shape
-from .colliders.motion import motion_from_scene
-from .colliders.reach import scene_build_context
+from .colliders import Collider, Shape
 from .colliders.response import ContactReport
+from .colliders.scene_colliders import scene_collider
 from .diagnostics import frame_diagnostics, material_densities
 from .errors import SimulationError
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
@@ -184,23 +183,7 @@ class Simulation:
         return int(self.scene.simulation["memory_budget_mb"] * 2**20)
 
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
-        ctype = COLLIDERS[kind]
-        motion = motion_from_scene(p, self.scene.frame_start)
-        ctx = scene_build_context(self.scene, f"colliders[{k}]", p, self.sdf_cache)
-        shape = self._timed_build(ctype.build, p, ctx)
-        if p["dynamic"]:
-            from .colliders.rigid_body import body_motion
-
-            motion = body_motion(shape, p, self.scene.frame_start, self.scene.physics_fps)
-        rebuild = None
-        if ctype.deforming(p):
-            def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
-                return build(p, dataclasses.replace(ctx, frame=frame))
-        return Collider(
-            name=p["name"] or f"{kind} {k}", shape=shape, motion=motion,
-            friction=p["friction"], stickiness=p["stickiness"],
-            stick_distance=p["stick_distance"] if p["stick_distance"] > 0 else 0.5 * self.spacing,
-            continuous=p["continuous"], rebuild=rebuild)
+        return scene_collider(self.scene, k, kind, p, self.sdf_cache, self._timed_build)
 
     def _reset_contacts(self) -> None:
         zero = np.zeros(3)
@@ -322,11 +305,15 @@ class Simulation:
             shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
             hits = np.zeros(len(x), np.int64)
         mass = self._particle_mass[st.material if idx is None else st.material[idx]] if self.bodies else None
+        bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
-            self._add_contact(k, x, self._dv, t1, mass)
+            if several and self.bodies.body(k) is not None:
+                bodies.append((k, x.copy(), self._dv.copy(), t1))
+            else:
+                self._add_contact(k, x, self._dv, t1, mass)
             if several:
                 moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
                 shift[moved] += x[moved] - x0[moved]
@@ -338,23 +325,34 @@ class Simulation:
             x[both] = x0[both] + shift[both]
             # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
             touched = np.flatnonzero(hits)
+            before = x[touched]
             if len(touched):
                 from .colliders.overlaps import separate
 
                 self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
                                            touched, self.radius, dt, self._add_contact)
+            if bodies:
+                # A particle squeezed between a body and another collider (two moved it, or it had to be
+                # pushed out of an overlap) pushes the body through that collider's contact, not by its own
+                # push-out, which grows as 1/Δt² (it threw a heavy box landing in water back up at 10 m/s,
+                # and rocked a box lying on a stray particle): the body's report keeps it, its motion not.
+                free = mass.copy()
+                free[both] = 0.0
+                free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
+                for k, xk, dv, t1 in bodies:
+                    self._add_contact(k, xk, dv, t1, free)
         if idx is not None:
             st.x[idx] = x
 
     def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray,
                      mass: np.ndarray | None = None) -> None:
-        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x`` (masses
-        ``mass``, kg; None: the heaviest material's), and give a body its impulse (``bodies.Bodies``)."""
+        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x``, and give a
+        body its impulse (``bodies.Bodies``) with the particles' masses ``mass`` (kg; None: a push out of
+        an overlap of colliders, ``overlaps.separate``, which a body does not take)."""
         from .colliders.response import impulse_and_torque
 
-        if self.bodies.body(k) is not None:
-            m = np.full(len(x), self._particle_mass.max()) if mass is None or len(mass) != len(x) else mass
-            self.bodies.receive(k, x, dv, m)
+        if mass is not None and self.bodies.body(k) is not None:
+            self.bodies.receive(k, x, dv, mass)
         impulse, torque = impulse_and_torque(x, dv, center)
         prev = self.contacts[k]
         # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
