@@ -1,11 +1,13 @@
-"""What one floating body costs: the dam break (``scripts/scenes/dam_break.json``) with and without a dynamic
-crate in the surge's path, same run, alternating, median of ``--repeats``.
+"""What one floating body costs: the dam break (``scripts/scenes/dam_break.json``) alone, with a static crate in
+the surge's path, with the crate keyframed (sliding 0.5 m over the second) and with it dynamic, same run,
+alternating, median of ``--repeats``: what a second collider costs apart from what its dynamics cost.
 
     NUMBA_NUM_THREADS=2 python scripts/benchmarks/body_cost.py [--frames 30] [--repeats 3]
 
-The crate: a 30 cm box of 500 kg/m³ on the tank's floor 2.5 m from the dam (``docs/bodies.md``). Prints the
-wall time of each bake (the frames after the first, which compiles nothing but warms the caches), the
-ratio of the medians, the substeps and the front at the last frame.
+The crate: a 30 cm box (500 kg/m³ when dynamic) on the tank's floor 2.5 m from the dam (``docs/bodies.md``).
+Prints the wall time of each bake (the frames after the first, which compiles nothing but warms the
+caches), the substeps and the front at the last frame, then each variant's median and its ratio to the
+dam break alone.
 """
 
 from __future__ import annotations
@@ -43,19 +45,23 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     base = json.loads(SCENE.read_text())
-    with_body = copy.deepcopy(base)
-    with_body["colliders"].append(CRATE)
-    times: dict[str, list[float]] = {"dam break": [], "with a crate": []}
+    keys = [{"frame": 1, "position": CRATE["position"]}, {"frame": 30, "position": [2.0, 0.75, 0.15]}]
+    variants = {"dam break": base}
+    crates = (("static crate", {"dynamic": False}), ("keyframed crate", {"dynamic": False, "keyframes": keys}),
+              ("dynamic crate", {}))
+    for name, extra in crates:
+        variants[name] = copy.deepcopy(base)
+        variants[name]["colliders"].append({**CRATE, **extra})
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.repeats):
-        for name, data in (("dam break", base), ("with a crate", with_body)):
+        for name, data in variants.items():
             seconds, substeps, front = run(data, args.frames)
             times[name].append(seconds)
             print(json.dumps({"scene": name, "seconds": round(seconds, 3), "substeps": substeps, "front_m": front}),
                   flush=True)
-    plain, crate = (statistics.median(times[k]) for k in times)
-    print(json.dumps({"median_s": {k: round(statistics.median(v), 3) for k, v in times.items()},
-                      "ratio": round(crate / plain, 3)}))
-
+    plain = statistics.median(times["dam break"])
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    print(json.dumps({name: {"median_s": round(m, 3), "ratio": round(m / plain, 3)} for name, m in medians.items()}))
 
 if __name__ == "__main__":
     main()
