@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .colliders.rigid_body import RigidBodyMotion, distances, normals, surface_samples
+from .colliders.rigid_body import RigidBodyMotion, distances, matrix_quaternion, normals, surface_samples
 
 ITERATIONS = 12  # sequential-impulse sweeps over a substep's contacts
 PUSH_OUT = 0.2  # fraction of an overlap removed per substep (Baumgarte's β)
@@ -173,8 +173,6 @@ class Bodies:
     def transforms(self, frame: float) -> list[dict]:
         """Every body's pose at ``frame`` for the cache: name, location (m), rotation quaternion (w, x, y, z),
         centre of mass (m), velocity (m/s) and angular velocity (rad/s)."""
-        from .colliders.rigid_body import matrix_quaternion
-
         out = []
         for b in self.bodies:
             r, t, com = b.motion.pose(frame)

@@ -124,6 +124,7 @@ class Simulation:
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.bodies = Bodies(self.colliders, [p for _, p in scene.colliders], self.spacing)
         self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
+        self._masses: np.ndarray | None = None  # by particle, for the bodies (``step``)
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
         self._wall_cells = WallCells()  # the static colliders on the projection's cells, kept for the bake
         self.workspace = Workspace()
@@ -250,8 +251,10 @@ class Simulation:
         if self.bodies:
             self.bodies.advance(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
         walls = self._walls_at(t + dt) if self.colliders else None
-        if self.bodies:
-            walls.masses = self._particle_mass[st.material]
+        # Each particle's mass, kg, for what the bodies receive (the boundary terms and the collisions).
+        self._masses = self._particle_mass[st.material] if self.bodies else None
+        if walls is not None:
+            walls.masses = self._masses
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,
                           colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
@@ -304,7 +307,7 @@ class Simulation:
         if several:
             shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
             hits = np.zeros(len(x), np.int64)
-        mass = self._particle_mass[st.material if idx is None else st.material[idx]] if self.bodies else None
+        mass = self._masses if idx is None or self._masses is None else self._masses[idx]
         bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
