@@ -186,7 +186,7 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import liquid_materials, migrate, replay, replay_solid
+    from . import dynamic_colliders, liquid_materials, migrate, replay, replay_solid
 
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
@@ -203,6 +203,8 @@ def finish(scene, task: Task) -> None:
             ob["sph_unit_scale"] = unit
     # The Solids the cache deforms: their own objects, in their own (scene) units.
     replay_solid.ensure_solids(domain, d.cache_directory, export.cache_dir(domain), unit)
+    # The Dynamic colliders it moved: keyframes, so the file plays and renders without the add-on.
+    dynamic_colliders.key_bodies(scene, domain, export.cache_dir(domain), unit)
     replay.refresh(domain)
 
 
@@ -241,7 +243,10 @@ def run_sync(scene, task: Task, echo: Callable[[str], None] | None = None,
 
 
 def free(domain) -> int:
-    """Delete what bakes of this Domain wrote (particles, surfaces, checkpoints, exported input); keep the rest."""
+    """Delete what bakes of this Domain wrote (particles, surfaces, checkpoints, exported input); keep the rest.
+
+    The Dynamic colliders its bakes keyed get their own transform and animation back.
+    """
     root = export.cache_dir(domain)
     n = free_cache(root)  # under the cache lock: never empties a cache another process writes
     inputs = root / export.INPUT_DIR
@@ -255,8 +260,10 @@ def free(domain) -> int:
             inputs.rmdir()
     if root.is_dir() and not any(root.iterdir()):
         root.rmdir()
-    from . import replay
+    from . import dynamic_colliders, replay
 
+    scene = domain.users_scene[0] if domain.users_scene else bpy.context.scene
+    dynamic_colliders.restore(scene, domain)
     replay.refresh(domain)
     return n
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core.atomic import write_json
 from ..core.errors import InputError
-from ..core.scene import FORMAT, Scene, parse_scene
-from . import migrate
+from ..core.scene import FORMAT, Scene, parse_scene, unseen_by_the_grid
+from . import dynamic_colliders, migrate
 from . import properties as props
 from .export_errors import ExportError, explain
 from .export_meshes import base_mesh_world, mesh_arrays, safe_name, signed_volume, transform, write_mesh
@@ -265,9 +265,15 @@ def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
     name = f"collider_{safe_name(ob.name)}.ply"
     if c.motion != 'DEFORMING':
         write_mesh(out_dir / name, co, tris, unit)
-    position, rotation = transform(ob)
+    dynamic = c.motion == 'DYNAMIC'
+    if dynamic:
+        dynamic_colliders.check(ob)
+    # A Dynamic collider keyed by a previous bake starts where it stood before those keys.
+    position, rotation = dynamic_colliders.rest_transform(ob) if dynamic else transform(ob)
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
+    if dynamic:
+        item.update(dynamic=True, **values(c, props.COLLIDER_DYNAMIC))
     return _clean_item(item)
 
 
@@ -303,6 +309,9 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
         validated = parse_scene(raw, out_dir)
     except InputError as exc:
         raise explain(exc, origins) from None
+    unseen = unseen_by_the_grid(validated.materials, validated.colliders)
+    if unseen:  # the artist hears it too, not only the console
+        notes.append(unseen)
     path = out_dir / SCENE_FILE
     try:
         # Rewritten only when it changed, so an unchanged scene leaves the file (and its mtime) alone.

@@ -46,8 +46,10 @@ def sample_motion(scene, m: Motion, out_dir: Path, frame_start: int, frame_end: 
     with a note. An Inflow or Outflow gets keyframes only when it moves, so a still one exports as
     before.
     """
-    declared = [ob for ob in m.colliders if ob.sph.collider.motion != 'STATIC']
-    watched = [ob for ob in (*m.colliders, *m.inflows, *m.outflows) if ob not in declared]
+    # Dynamic colliders are moved by the bake (their keys are its result, not its input).
+    colliders = [ob for ob in m.colliders if ob.sph.collider.motion != 'DYNAMIC']
+    declared = [ob for ob in colliders if ob.sph.collider.motion != 'STATIC']
+    watched = [ob for ob in (*colliders, *m.inflows, *m.outflows) if ob not in declared]
     probes = {ob.name: [] for ob in watched}
     if watched and frame_end > frame_start:
         _at_frames(scene, _probe_frames(frame_start, frame_end),

@@ -1,5 +1,6 @@
 """Operators: ``sph.bake`` (simulate, then mesh), ``sph.bake_data``, ``sph.resume``,
-``sph.bake_mesh``, ``sph.free_bake``, ``sph.cancel``, ``sph.export_alembic`` and the quick setups.
+``sph.bake_mesh``, ``sph.free_bake``, ``sph.cancel``, ``sph.export_alembic``, the quick setups and
+``sph.convert_rigid_body``.
 
 From the interface (``invoke``) a bake runs on a worker thread and a modal
 operator polls it: the progress shows in the Domain panel and the status bar,
@@ -17,7 +18,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
-from . import alembic, baking, export, jobs, quick_setup, replay, runtime
+from . import alembic, baking, dynamic_colliders, export, export_values, jobs, quick_setup, replay, runtime
 from . import properties as props
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
@@ -391,9 +392,34 @@ class SPH_OT_quick_fluid(bpy.types.Operator):
         return {'FINISHED'}
 
 
+class SPH_OT_convert_rigid_body(bpy.types.Operator):
+    """Make the selected objects of Blender's rigid-body world Dynamic Colliders (mass, friction and
+    bounciness kept; the density is the mass over the mesh's volume); their rigid bodies are removed"""
+
+    bl_idname = "sph.convert_rigid_body"
+    bl_label = "Convert Rigid Body to Dynamic Collider"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def execute(self, context):
+        chosen = {*context.selected_objects, *([context.object] if context.object else [])}
+        bodies = sorted((ob for ob in chosen if dynamic_colliders.convertible(ob)), key=lambda ob: ob.name)
+        if not bodies:
+            self.report({'ERROR'}, "Select mesh objects with an Active rigid body (Physics > Rigid Body)")
+            return {'CANCELLED'}
+        domains = export.domains(context.scene)
+        unit = export_values.unit_scale(context.scene, domains[0]) if domains else 1.0
+        for ob in bodies:
+            try:
+                self.report({'INFO'}, dynamic_colliders.convert_rigid_body(context, ob, unit))
+            except _ERRORS as exc:
+                self.report({'ERROR'}, str(exc))
+                return {'CANCELLED'}
+        return {'FINISHED'}
+
+
 _classes = (SPH_OT_bake, SPH_OT_bake_data, SPH_OT_resume, SPH_OT_bake_mesh, SPH_OT_free_bake, SPH_OT_export_alembic,
             SPH_OT_cancel,
-            SPH_OT_make_domain, SPH_OT_quick_fluid)
+            SPH_OT_make_domain, SPH_OT_quick_fluid, SPH_OT_convert_rigid_body)
 
 
 register, unregister = bpy.utils.register_classes_factory(_classes)

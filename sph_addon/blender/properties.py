@@ -40,7 +40,7 @@ from bpy.props import (
 )
 
 from ..core.blender_names import MODEL_CLASS_PREFIX, check_model, stable_number
-from ..core.colliders import COMMON_PARAMETERS, OPEN_SIDE_PARAMETERS
+from ..core.colliders import COMMON_PARAMETERS, DYNAMIC_PARAMETERS, OPEN_SIDE_PARAMETERS
 from ..core.colliders.mesh_files import MESH_PARAMETERS
 from ..core.params import Parameter
 from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
@@ -71,6 +71,7 @@ _PATH_KW = compat.PATH_PROPERTY_OPTIONS
 _FLOAT_UNITS = {"m": 'LENGTH', "rad": 'ROTATION', "s": 'TIME'}
 NATIVE_UNITS = tuple(_FLOAT_UNITS)  # units Blender shows itself (the panels add the others to the label)
 _VECTOR_SUBTYPES = {"m/s": 'VELOCITY', "m/s^2": 'ACCELERATION', "m": 'TRANSLATION', "rad": 'EULER'}
+NATIVE_VECTOR_UNITS = tuple(_VECTOR_SUBTYPES)  # vectors whose subtype Blender shows in units
 
 
 def numbered(items, what: str) -> list[tuple[str, str, str, str, int]]:
@@ -144,6 +145,9 @@ DOMAIN_TOP = _pick(TOP_PARAMETERS, ("particle_spacing", "frame_start", "frame_en
 DOMAIN_SIMULATION = tuple(p for p in SIMULATION_PARAMETERS if p.name != "gravity")
 GRAVITY = by_name(SIMULATION_PARAMETERS)["gravity"]
 COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_distance", "continuous"))
+# Shown and exported for Motion Dynamic only: other colliders' scene files stay as they were.
+COLLIDER_DYNAMIC = _pick(DYNAMIC_PARAMETERS, ("density", "body_friction", "restitution", "linear_velocity",
+                                              "angular_velocity"))
 COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "padding", "flip_normals",
                                         "hole_closing"))
 # nozzle_length defaults to 0 (no pipe): what files saved before it existed baked with.
@@ -323,10 +327,16 @@ def _make_groups() -> list[type]:
                    ('ANIMATED', "Animated", "Moves and rotates as a rigid body (its transform is sampled "
                                             "every frame and interpolated per substep)"),
                    ('DEFORMING', "Deforming", "Changes shape (armature, shape keys, modifiers): its mesh "
-                                              "is exported and its distance field rebuilt every frame")],
+                                              "is exported and its distance field rebuilt every frame"),
+                   # Appended: Blender stores this enum by position, so saved motions keep their meaning.
+                   ('DYNAMIC', "Dynamic", "A rigid body the fluid moves and that pushes the fluid back (a crate, "
+                                          "a ball, a boat): the bake keyframes its motion; Free Bake restores "
+                                          "its transform")],
             description="How the collider changes over the bake"),
         **_annotations(COLLIDER_COMMON),
         **_annotations(COLLIDER_MESH),
+        **_annotations(COLLIDER_DYNAMIC),
+        **_rest_annotations(),
     }
     SPHColliderSettings = type("SPHColliderSettings", (bpy.types.PropertyGroup,),
                                {"__annotations__": collider_ann, "__doc__": "Collider settings"})
@@ -350,6 +360,19 @@ def _make_groups() -> list[type]:
                              {"__annotations__": object_ann, "__doc__": "SPH settings of an object"})
     return [*models.values(), SPHMaterialSettings, SPHInflowSettings, SPHFluidSettings, SPHColliderSettings,
             SPHSurfaceSettings, SPHDomainSettings, SPHObjectSettings]
+
+
+def _rest_annotations() -> dict:
+    """What a bake's keyframes replaced on a Dynamic collider, for Free Bake (``dynamic_colliders``)."""
+    hidden = {"options": {'HIDDEN'}}
+    return {
+        "rest_saved": BoolProperty(default=False, **hidden),
+        "rest_matrix": FloatVectorProperty(size=16, **hidden),
+        "rest_rotation_mode": StringProperty(default="", **hidden),
+        "rest_action": PointerProperty(type=bpy.types.Action, **hidden),
+        "rest_domain": StringProperty(default="", **hidden),
+        "baked_action": PointerProperty(type=bpy.types.Action, **hidden),
+    }
 
 
 def _domain_classes() -> tuple[type, type]:

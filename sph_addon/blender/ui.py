@@ -10,7 +10,7 @@ import math
 import bpy
 
 from ..core.solvers.base import MaterialModel
-from . import baking, export, export_values, jobs, migrate
+from . import baking, dynamic_colliders, export, export_values, jobs, migrate
 from . import properties as props
 
 
@@ -43,7 +43,7 @@ def _draw_params(layout, group, params, units: bool = False):
     col.use_property_split = True
     col.use_property_decorate = False
     for p in params:
-        if units and p.unit and p.unit not in props.NATIVE_UNITS:
+        if units and p.unit and p.unit not in props.NATIVE_UNITS and p.unit not in props.NATIVE_VECTOR_UNITS:
             col.prop(group, p.name, text=f"{p.ui_label} ({unit_text(p.unit)})")
         else:
             col.prop(group, p.name)
@@ -74,6 +74,8 @@ class SPH_PT_main(_PhysicsPanel, bpy.types.Panel):
             for preset, text in (("water", "Quick Liquid"), ("honey", "Quick Goo"), ("jelly", "Quick Jelly")):
                 row.operator("sph.quick_fluid", text=text).preset = preset
             layout.operator("sph.make_domain", icon='MESH_CUBE')
+        if context.object.sph.role in ('NONE', 'COLLIDER') and dynamic_colliders.convertible(context.object):
+            layout.operator("sph.convert_rigid_body", icon='PHYSICS')
 
 
 class SPH_PT_domain(_RolePanel, bpy.types.Panel):
@@ -326,6 +328,12 @@ class SPH_PT_collider(_RolePanel, bpy.types.Panel):
         col.use_property_split = True
         col.prop(c, "motion")
         _draw_params(self.layout, c, props.COLLIDER_COMMON + props.COLLIDER_MESH)
+        if c.motion == 'DYNAMIC':
+            box = self.layout.box()
+            box.label(text="Rigid Body", icon='PHYSICS')
+            _draw_params(box, c, props.COLLIDER_DYNAMIC, units=True)
+            if c.rest_saved:
+                box.label(text="Keyframed by the bake; Free Bake restores its transform", icon='KEYTYPE_KEYFRAME_VEC')
 
 
 class SPH_PT_outflow(_RolePanel, bpy.types.Panel):

@@ -83,7 +83,10 @@ class Bodies:
         # A body lying on the floor approaches it at g Δt every substep: that must not bounce.
         self._bounce_speed = max(BOUNCE_SPEED, 2.0 * float(np.linalg.norm(gravity)) * dt)
         for b in self.bodies:
-            b.motion.kick(b.impulse, b.torque, gravity, dt)
+            if b.motion.scripted:  # a keyframed collider until its release: what it was given is dropped
+                b.motion.follow(frame0, frame1)
+            else:
+                b.motion.kick(b.impulse, b.torque, gravity, dt)
             b.impulse, b.torque = np.zeros(3), np.zeros(3)
         if self.bodies:
             self._resolve_contacts(frame0, frame1, dt)
@@ -104,6 +107,11 @@ class Bodies:
             b.motion.commit(self._end)
 
     # -- contacts ----------------------------------------------------------------------------
+    def _moved_by_contacts(self, k: int) -> Body | None:
+        """The body of collider ``k`` when contacts move it (not while it follows its keyframes), else None."""
+        other = self._by_collider.get(k)
+        return None if other is None or other.motion.scripted else other
+
     def _contacts(self, b: Body, frame0: float, frame1: float, dt: float):
         """Body ``b``'s surface points that may touch another collider during the substep, per collider:
         (collider index, points (k,3), outward normals of the other (k,3), gaps (k,) m, the other's material
@@ -113,10 +121,11 @@ class Bodies:
         for k, c in enumerate(self.colliders):
             if k == b.k:
                 continue
-            other = self._by_collider.get(k)
+            other = self._moved_by_contacts(k)
             ra, ta = c.transform(frame0)
             gap = distances(c.shape, ra, ta, pts)
-            speed = float(np.linalg.norm(b.motion.v)) + (float(np.linalg.norm(other.motion.v)) if other else 0.0)
+            body = self._by_collider.get(k)  # a scripted one too: its velocity is its keyframes'
+            speed = float(np.linalg.norm(b.motion.v)) + (float(np.linalg.norm(body.motion.v)) if body else 0.0)
             near = np.flatnonzero(gap < 0.5 * self.spacing + 2.0 * speed * dt)
             if not len(near):
                 continue
@@ -137,8 +146,10 @@ class Bodies:
         coms = [b.motion.pose(frame0)[2] for b in self.bodies]
         rows = []
         for i, b in enumerate(self.bodies):
+            if b.motion.scripted:  # it meets the others as a keyframed collider does (their rows)
+                continue
             for k, p, n, gap, vel in self._contacts(b, frame0, frame1, dt):
-                other = self._by_collider.get(k)
+                other = self._moved_by_contacts(k)
                 j = slot[k] if other is not None else -1
                 mu = b.friction if other is None else float(np.sqrt(b.friction * other.friction))
                 e = b.bounciness if other is None else 0.5 * (b.bounciness + other.bounciness)

@@ -178,7 +178,6 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     sources = _list(data, "sources", lambda item, where: _source(item, where, names, base_dir))
     if not sources:
         raise InputError("sources", "the scene has no particle source; add a box, sphere, mesh or inflow")
-    _warn_unseen_solids(materials)
     for k, (kind, p) in enumerate(sources):
         if kind == "inflow" and SOLVERS[materials[names.index(p["material"])].model].keeps_shape:
             raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
@@ -186,6 +185,9 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     _check_bound_meshes(sources, materials)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
+    unseen = unseen_by_the_grid(materials, colliders)
+    if unseen:
+        log.warning("%s", unseen)
     outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
     domain = None
     if data.get("domain") is not None:
@@ -251,14 +253,17 @@ def _materials(items: Any) -> list[Material]:
     return out
 
 
-def _warn_unseen_solids(materials: list[Material]) -> None:
-    """Warn when solids share a scene with a liquid whose grid projection does not see them: the grid
-    carries that liquid's weight and none of the solids' buoyancy (docs/materials.md, the elastic model)."""
-    solids = [m.name for m in materials if SOLVERS[m.model].keeps_shape]
+def unseen_by_the_grid(materials, colliders) -> str:
+    """A warning when solids or dynamic colliders share a scene with a liquid whose grid projection does
+    not see them: the grid carries that liquid's weight and none of their buoyancy (docs/materials.md,
+    docs/bodies.md); "" when there is none. ``colliders``: (kind, parameters) as the scene holds them."""
+    floating = [m.name for m in materials if SOLVERS[m.model].keeps_shape]
+    floating += [p["name"] or f"colliders[{k}]" for k, (_, p) in enumerate(colliders) if p.get("dynamic")]
     gridded = [m.name for m in materials if getattr(m.params, "pressure_projection", "none") == "grid"]
-    if solids and gridded:
-        log.warning("solids %s do not float in %s: its grid pressure projection does not see them; set its "
-                    "pressure_projection to none for floating solids", ", ".join(solids), ", ".join(gridded))
+    if not (floating and gridded):
+        return ""
+    return (f"{', '.join(floating)} do not float in {', '.join(gridded)}: its grid pressure projection does not "
+            f"see them; set its pressure_projection to none for floating solids and bodies")
 
 
 def _moved_preset(spec, preset: str, overrides: Any, where: str) -> tuple[str, Any]:
@@ -328,19 +333,24 @@ def _collider(item: Any, where: str, base_dir: Path, frame_range: tuple[int, int
         # exist and be readable now; their content is checked when the shape is built.
         ct.check(p, item, where, base_dir, frame_range)
     if p["dynamic"]:
-        _check_dynamic(kind, ct, p, where)
+        _check_dynamic(kind, ct, p, where, frame_range[0])
     return kind, p
 
 
-def _check_dynamic(kind: str, ct, p: dict, where: str) -> None:
-    """A dynamic collider is a closed solid that nothing but the fluid and contacts move."""
+def _check_dynamic(kind: str, ct, p: dict, where: str, frame_start: float) -> None:
+    """A dynamic collider is a closed solid that nothing but the fluid and contacts move (and its keyframes,
+    until its ``animated_until`` frame)."""
     if kind not in ("box", "sphere", "mesh") or (kind == "mesh" and (p["mode"] != "solid" or p["flip_normals"])):
         raise InputError(f"{where}.dynamic", f"a {kind if kind != 'mesh' else 'shell or flipped mesh'} has no "
                                              "volume to weigh; a dynamic collider is a box, a sphere or a closed "
                                              "mesh with mode \"solid\" and flip_normals false")
-    if p["keyframes"] or ct.deforming(p):
+    if ct.deforming(p):
+        raise InputError(f"{where}.dynamic", "a dynamic collider is moved by the fluid and its contacts; it "
+                                             "cannot change shape: give it one mesh, or set dynamic to false")
+    if p["keyframes"] and p["animated_until"] <= frame_start:
         raise InputError(f"{where}.dynamic", "a dynamic collider is moved by the fluid and its contacts; remove "
-                                             "its keyframes (or its per-frame meshes), or set dynamic to false")
+                                             "its keyframes, or set animated_until to the frame its keyframes "
+                                             "hand it over to the fluid")
 
 
 def _check_memory(scene: Scene) -> None:

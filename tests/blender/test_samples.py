@@ -16,11 +16,12 @@ import bpy
 import pytest
 from conftest import ADDON_MODULE, ROOT
 
-SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne")
+SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne", "crate_flood")
 # (model, preset) of each sample's Fluids, Inflows and Solids.
 PRESETS = {"dam_break": {("viscoelastic", "water")}, "honey_stool": {("viscoelastic", "honey")},
            "mud_suzanne": {("viscoelastic", "mud")}, "jelly_steps": {("elastic", "jelly")},
-           "rubber_suzanne": {("viscoelastic", "water"), ("elastic", "rubber")}}
+           "rubber_suzanne": {("viscoelastic", "water"), ("elastic", "rubber")},
+           "crate_flood": {("viscoelastic", "water")}}
 
 
 @pytest.mark.smoke

@@ -94,6 +94,20 @@ def test_panels_draw_every_role(ext, saved_file, role):
         assert ("operator", "sph.quick_fluid") in log
 
 
+def test_a_dynamic_collider_shows_its_rigid_body_and_a_rigid_body_offers_conversion(ext, saved_file):
+    bpy.ops.mesh.primitive_cube_add()
+    ob = bpy.context.object
+    bpy.ops.rigidbody.object_add(type='ACTIVE')
+    assert ("operator", "sph.convert_rigid_body") in _draw_all(ext, ob)
+    bpy.ops.rigidbody.object_remove()
+    ob.sph.role, ob.sph.collider.motion = 'COLLIDER', 'DYNAMIC'
+    log = _draw_all(ext, ob)
+    shown = {name for kind, name in log if kind == "prop"}
+    assert {p.name for p in ext.sub("properties").COLLIDER_DYNAMIC} <= shown
+    assert ("prop_text", "density: Density (kg/m³)") in log
+    assert ("operator", "sph.convert_rigid_body") not in log
+
+
 def test_material_panel_says_when_an_appended_object_has_old_settings(ext, saved_file):
     with bpy.data.libraries.load(str(ROOT / "tests" / "data" / "exported" / "old_layout.blend")) as (_src, dst):
         dst.objects = ["Spout"]

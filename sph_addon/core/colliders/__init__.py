@@ -48,6 +48,12 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
               description="A dynamic body's velocity at the first frame."),
     Parameter("angular_velocity", (0.0, 0.0, 0.0), "rad/s", label="Initial Angular Velocity",
               description="A dynamic body's angular velocity at the first frame, world axes."),
+    Parameter("animated_until", 0.0, "", 0.0, 1e6, label="Animated Until",
+              description="A dynamic body follows its keyframes (or stays where it is placed, without "
+                          "keyframes) until this frame, pushing the fluid without being pushed, then the "
+                          "fluid moves it from the velocity its keyframes gave it (Blender's Animated rigid "
+                          "body keyed off). 0, or a frame not after the first: dynamic from the start; the "
+                          "initial velocities apply then only."),
 )
 
 COMMON_PARAMETERS: tuple[Parameter, ...] = (

@@ -21,6 +21,11 @@ is pushed out. Here the body's part of that loop:
   ``commit`` moves the state to the end of the substep.
 - :func:`surface_samples`: points on the body's surface in its local frame, where contacts with
   other colliders are looked for (``bodies.py``, stage 3).
+- Animated, then dynamic (Blender's rigid body with Animated keyed off at a frame): until its
+  ``release`` frame the body follows a ``script`` (its keyframes, or its placement held still) as a
+  keyframed collider does: the particles meet that motion, what they give it is dropped, and its
+  contacts push the other bodies without being pushed (``Bodies``). The substep that reaches the
+  release hands the body the velocities of its last scripted substep (:meth:`RigidBodyMotion.follow`).
 
 Deviation: Clavet's bodies receive the particles' impulses of the same step; here they receive
 those of the previous substep (the particles collide with the body's pose, which must be known
@@ -189,6 +194,9 @@ def turned(q: np.ndarray, omega: np.ndarray, tau: float) -> np.ndarray:
     return out / np.linalg.norm(out)
 
 
+RELEASE_SLACK = 1e-6  # frames
+
+
 class RigidBodyMotion(Motion):
     """The pose of a body the fluid moves, from its state (module docstring).
 
@@ -200,10 +208,12 @@ class RigidBodyMotion(Motion):
     velocity : (3,) m/s. angular_velocity : (3,) rad/s, world axes.
     frame : the frame the state is at. fps : physical frames per second (timeline frames per
         simulated second: ``Scene.physics_fps``).
+    script : the motion the body follows until ``release`` (a frame), or None: dynamic from the start.
     """
 
     def __init__(self, mass: float, inertia: np.ndarray, centre: np.ndarray, rotation: np.ndarray,
-                 position: np.ndarray, velocity, angular_velocity, frame: float, fps: float):
+                 position: np.ndarray, velocity, angular_velocity, frame: float, fps: float,
+                 script: Motion | None = None, release: float = -math.inf):
         self.mass = float(mass)
         self.inertia = np.array(inertia, np.float64)
         self.inverse_inertia = np.linalg.inv(self.inertia)
@@ -217,10 +227,21 @@ class RigidBodyMotion(Motion):
         self.momentum = self.world_inertia() @ self.omega
         self.frame = float(frame)
         self.fps = float(fps)
+        self.script, self.release = script, float(release)
+
+    @property
+    def scripted(self) -> bool:
+        """Whether the body still follows its script: the state's frame is before the release (by more than
+        the round-off of a substep's end frame, which may land a hair before the frame it means)."""
+        return self.script is not None and self.frame < self.release - RELEASE_SLACK
 
     # -- the Motion contract ---------------------------------------------------------------
     def pose(self, frame: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(R, t, centre of mass) at ``frame``, moving at the fixed velocities from the state's frame."""
+        """(R, t, centre of mass) at ``frame``, moving at the fixed velocities from the state's frame
+        (or following the script, while scripted)."""
+        if self.scripted:
+            r, t = self.script.transform(frame)
+            return r, t, t + r @ self.centre
         tau = (frame - self.frame) / self.fps
         r = quaternion_matrix(turned(self.q, self.omega, tau))
         com = self.com + self.v * tau
@@ -235,6 +256,8 @@ class RigidBodyMotion(Motion):
         return True
 
     def turn(self, frame0: float, frame1: float) -> float:
+        if self.scripted:
+            return self.script.turn(frame0, frame1)
         return float(np.linalg.norm(self.omega)) * abs(frame1 - frame0) / self.fps
 
     # -- dynamics ----------------------------------------------------------------------------
@@ -256,8 +279,25 @@ class RigidBodyMotion(Motion):
         self.momentum = self.momentum + torque
         self.omega = self.world_inverse_inertia() @ self.momentum
 
+    def follow(self, frame0: float, frame1: float) -> None:
+        """While scripted: the velocities that take the script's pose at ``frame0`` to its pose at ``frame1``
+        (the contacts meet them, and the body keeps those of its last scripted substep)."""
+        r0, _, c0 = self.pose(frame0)
+        r1, _, c1 = self.pose(frame1)
+        tau = (frame1 - frame0) / self.fps
+        self.v = (c1 - c0) / tau
+        self.omega = rotation_vector(r1 @ r0.T) / tau
+        self.q = matrix_quaternion(r0)
+        self.momentum = self.world_inertia() @ self.omega
+
     def commit(self, frame: float) -> None:
         """Move the state to ``frame`` at its velocities (the end of the substep)."""
+        if self.scripted:
+            r, _, self.com = self.pose(frame)
+            self.q = matrix_quaternion(r)
+            self.momentum = self.world_inertia() @ self.omega
+            self.frame = float(frame)
+            return
         tau = (frame - self.frame) / self.fps
         self.q = turned(self.q, self.omega, tau)
         self.com = self.com + self.v * tau
@@ -275,13 +315,31 @@ class RigidBodyMotion(Motion):
         self.momentum = np.array(d["momentum"], np.float64)
 
 
-def body_motion(shape, p: dict, frame_start: float, fps: float) -> RigidBodyMotion:
-    """The motion of a dynamic collider of resolved scene fields ``p`` (its density, placement and initial
-    velocities) and shape ``shape``, at rest in its placement at ``frame_start``."""
-    from . import euler_xyz_matrix
+def rotation_vector(r: np.ndarray) -> np.ndarray:
+    """The rotation vector (axis times angle in [0, π], rad) of the rotation matrix ``r``."""
+    q = matrix_quaternion(r)
+    if q[0] < 0.0:
+        q = -q
+    s = float(np.linalg.norm(q[1:]))
+    if s == 0.0:
+        return np.zeros(3)
+    return q[1:] / s * (2.0 * math.atan2(s, q[0]))
 
+
+def body_motion(shape, p: dict, frame_start: float, fps: float, script: Motion | None = None) -> RigidBodyMotion:
+    """The motion of a dynamic collider of resolved scene fields ``p`` (its density, placement and initial
+    velocities) and shape ``shape``, from its placement at ``frame_start``; with ``p["animated_until"]``
+    after ``frame_start``, ``script`` (its keyframes or its placement) moves it until that frame."""
     props = mass_properties(shape)
     rho = float(p["density"])
-    return RigidBodyMotion(rho * props.volume, rho * props.inertia, props.centre,
-                           euler_xyz_matrix(*(float(a) for a in p["rotation"])), np.asarray(p["position"], np.float64),
-                           p["linear_velocity"], p["angular_velocity"], frame_start, fps)
+    release = float(p.get("animated_until", 0.0))
+    if script is None or release <= frame_start:
+        script, release = None, -math.inf
+    from . import euler_xyz_matrix
+
+    rotation = euler_xyz_matrix(*(float(a) for a in p["rotation"]))
+    position = np.asarray(p["position"], np.float64)
+    if script is not None:
+        rotation, position = script.transform(frame_start)
+    return RigidBodyMotion(rho * props.volume, rho * props.inertia, props.centre, rotation, position,
+                           p["linear_velocity"], p["angular_velocity"], frame_start, fps, script, release)

@@ -21,7 +21,7 @@ def scene_collider(scene, k: int, kind: str, p: dict, sdf_cache, timed_build: Ca
     if p["dynamic"]:
         from .rigid_body import body_motion
 
-        motion = body_motion(shape, p, scene.frame_start, scene.physics_fps)
+        motion = body_motion(shape, p, scene.frame_start, scene.physics_fps, script=motion)
     rebuild = None
     if ctype.deforming(p):
         def rebuild(frame: int, build=ctype.build, p=p, ctx=ctx) -> Shape:
