@@ -17,7 +17,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
-from mathutils import Matrix, Quaternion
+from mathutils import Euler, Matrix, Quaternion
 
 from ..core.cache import CacheDir
 from ..core.errors import InputError
@@ -44,7 +44,12 @@ def _own_action(ob):
     return ad.action if ad is not None else None
 
 
-def check(ob) -> None:
+def scripted(ob, frame_start: int) -> bool:
+    """Whether the Dynamic collider ``ob`` follows its own animation for a while (Animated Until)."""
+    return ob.sph.collider.animated_until > frame_start
+
+
+def check(ob, frame_start: int) -> None:
     """Raise ExportError when ``ob`` cannot be a Dynamic collider, saying what to change."""
     c = ob.sph.collider
     why = None
@@ -58,9 +63,10 @@ def check(ob) -> None:
     elif not c.rest_saved and _has_deltas(ob):
         why = "a Dynamic collider's pose is its location and rotation: apply or clear its delta transforms"
     action = _own_action(ob)
-    if why is None and action is not None and _moves(action):
+    if why is None and action is not None and _moves(action) and not scripted(ob, frame_start):
         why = ("a Dynamic collider is moved by the fluid, and its own keyframes on location, rotation or scale "
-               "would fight the bake: remove them, or set Motion to Animated")
+               "would fight the bake: set Animated Until to the frame they hand it over, remove them, or set "
+               "Motion to Animated")
     if why is not None:
         raise ExportError(f"{ob.name}: Motion", why)
 
@@ -93,6 +99,40 @@ def rest_matrix(ob) -> Matrix:
 def _stored_matrix(c) -> Matrix:
     flat = list(c.rest_matrix)
     return Matrix([flat[4 * row:4 * row + 4] for row in range(4)])
+
+
+def artist_keys(ob, frames) -> list[tuple[int, list[float], list[float]]]:
+    """``(frame, position, Euler XYZ rotation)`` of ``ob`` at ``frames`` as its own animation places it,
+    not the bake's keys: its action's location, rotation and scale curves evaluated over its transform
+    before the bake (a Dynamic collider has no parent, constraints or delta transforms: ``check``)."""
+    c = ob.sph.collider
+    action = _own_action(ob)
+    rest = _stored_matrix(c) if c.rest_saved else ob.matrix_basis.copy()
+    mode = c.rest_rotation_mode if c.rest_saved else ob.rotation_mode
+    loc, quat, scale = rest.decompose()
+    base = {"location": list(loc), "scale": list(scale), "rotation_quaternion": list(quat)}
+    if mode not in ('QUATERNION', 'AXIS_ANGLE'):
+        base["rotation_euler"] = list(quat.to_euler(mode))
+    elif mode == 'AXIS_ANGLE':
+        axis, angle = quat.to_axis_angle()
+        base["rotation_axis_angle"] = [angle, *axis]
+    curves = [fc for fc in (_all_fcurves(action) if action is not None else []) if fc.data_path in base]
+    out, previous = [], None
+    for frame in frames:
+        values = {path: list(v) for path, v in base.items()}
+        for fc in curves:
+            values[fc.data_path][fc.array_index] = fc.evaluate(frame)
+        if mode == 'QUATERNION':
+            rot = Quaternion(values["rotation_quaternion"]).normalized()
+        elif mode == 'AXIS_ANGLE':
+            angle, *axis = values["rotation_axis_angle"]
+            rot = Quaternion(axis, angle)
+        else:
+            rot = Euler(values["rotation_euler"], mode).to_quaternion()
+        # Each key's angles closest to the previous key's: the engine interpolates each angle on its own.
+        previous = rot.to_euler('XYZ') if previous is None else rot.to_euler('XYZ', previous)
+        out.append((frame, list(values["location"]), list(previous)))
+    return out
 
 
 def rest_transform(ob) -> tuple[list[float], list[float]]:

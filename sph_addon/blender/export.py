@@ -16,6 +16,7 @@ reaches the artist as ``Honey: Viscosity: must be at least 0``. Main thread only
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +162,7 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     colliders = members(scene, 'COLLIDER')
     for ob in colliders:
         origins[f"colliders[{len(data['colliders'])}]"] = ob.name
-        data["colliders"].append(_collider_static(ob, depsgraph, out_dir, unit))
+        data["colliders"].append(_collider_static(ob, depsgraph, out_dir, unit, (frame_start, frame_end)))
     outflows = members(scene, 'OUTFLOW')
     for k, ob in enumerate(outflows):  # no key without Outflows: older files export as before
         origins[f"outflows[{k}]"] = ob.name
@@ -256,7 +257,7 @@ def _inflow_source(ob) -> dict:
             "velocity": typed_value(axis * s.speed), **values(s, props.INFLOW)}
 
 
-def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
+def _collider_static(ob, depsgraph, out_dir: Path, unit: float, frames: tuple[int, int]) -> dict:
     c = ob.sph.collider
     co, tris = mesh_arrays(ob, depsgraph, "scaled")
     if len(tris) == 0:
@@ -267,13 +268,20 @@ def _collider_static(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
         write_mesh(out_dir / name, co, tris, unit)
     dynamic = c.motion == 'DYNAMIC'
     if dynamic:
-        dynamic_colliders.check(ob)
+        dynamic_colliders.check(ob, frames[0])
     # A Dynamic collider keyed by a previous bake starts where it stood before those keys.
     position, rotation = dynamic_colliders.rest_transform(ob) if dynamic else transform(ob)
     item = {"type": "mesh", "name": ob.name, "path": name, "position": position, "rotation": rotation,
             **values(c, props.COLLIDER_COMMON), **values(c, props.COLLIDER_MESH)}
     if dynamic:
         item.update(dynamic=True, **values(c, props.COLLIDER_DYNAMIC))
+        if dynamic_colliders.scripted(ob, frames[0]):
+            # Its own animation until the frame it is handed over (the last key at or after it).
+            last = min(frames[1], math.ceil(c.animated_until))
+            keys = dynamic_colliders.artist_keys(ob, range(frames[0], last + 1))
+            item["keyframes"] = [{"frame": f, "position": typed_value(p), "rotation": typed_value(r)}
+                                 for f, p, r in keys]
+            item["position"], item["rotation"] = item["keyframes"][0]["position"], item["keyframes"][0]["rotation"]
     return _clean_item(item)
 
 
@@ -289,7 +297,7 @@ def _outflow(ob, depsgraph, out_dir: Path, unit: float = 1.0) -> dict:
 
 
 def _clean_item(item: dict) -> dict:
-    return {k: (typed_value(v) if isinstance(v, (float, list)) else v) for k, v in item.items()}
+    return {k: (typed_value(v) if isinstance(v, (float, list)) and k != "keyframes" else v) for k, v in item.items()}
 
 
 def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:

@@ -158,3 +158,29 @@ def test_the_crate_sample_bakes_on_a_farm_and_keys_its_crate(ext, tmp_path, empt
     assert crate.sph.collider.motion == 'DYNAMIC' and crate.sph.collider.rest_saved
     curves = ext.sub("compat").action_fcurves(crate)
     assert [k.co[0] for k in curves.find("location", index=2).keyframe_points] == [1.0, 2.0]
+
+
+def test_a_body_animated_until_a_frame_follows_its_keys_then_the_fluid(ext, saved_file):
+    """Keyed from x = 0.02 to 0.12 over frames 1-3 and handed over at 3: the scene file holds the artist's
+    keys up to 3 (also when re-exported over the bake's keys), the bake puts it where they do at 3, and
+    after the bake its keys are the bake's."""
+    ob, domain = _scene()
+    ob.sph.collider.animated_until = 3
+    ob.sph.collider.linear_velocity = (0.0, 0.0, 0.0)
+    for frame, x in ((1, 0.02), (3, 0.12)):
+        ob.location.x = x
+        ob.keyframe_insert("location", index=0, frame=frame)
+    bpy.context.scene.frame_set(1)
+
+    def keys():
+        exported = ext.sub("export").export(bpy.context.scene, domain)
+        item = next(c for c in json.loads(exported.scene_path.read_text())["colliders"] if c["name"] == "Crate")
+        return [(k["frame"], round(k["position"][0], 6)) for k in item["keyframes"]]
+
+    first = keys()
+    assert [f for f, _ in first] == [1, 2, 3] and first[0][1] == 0.02 and first[-1][1] == 0.12
+    assert 'FINISHED' in bpy.ops.sph.bake_data()
+    bodies = ext.core("cache").CacheDir(saved_file.parent / "sph_cache").read_bodies(3)
+    b = next(b for b in bodies if b["name"] == "Crate")
+    assert b["location"][0] == pytest.approx(0.12, abs=1e-9)
+    assert keys() == first, "re-exported over the bake's keys: still the artist's"

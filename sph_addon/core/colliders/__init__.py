@@ -35,7 +35,7 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
               description="A rigid body the fluid moves and that pushes the fluid back (Clavet 2005, "
                           "Algorithm 7): its mass from its density and its closed shape's volume, under "
                           "gravity, in contact with the other colliders. Boxes, spheres and closed "
-                          "meshes (mode solid); not with keyframes."),
+                          "meshes (mode solid); keyframes only until animated_until."),
     Parameter("density", 500.0, "kg/m^3", 1.0, 25000.0, label="Density",
               description="A dynamic body's density: water 1000, pine 500, a hollow plastic duck ~100."),
     Parameter("body_friction", 0.5, "", 0.0, 10.0, label="Friction",
