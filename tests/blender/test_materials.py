@@ -328,13 +328,19 @@ def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_f
 
 # ---------------------------------------------------------------------------- enums stored by stable numbers
 
+def _is_id(rna_struct) -> bool:
+    cls = getattr(bpy.types, rna_struct.identifier, None)
+    return cls is not None and issubclass(cls, bpy.types.ID)
+
+
 def _enums(rna_struct, path=""):
-    """Every enum property under ``rna_struct`` (following pointers): dotted path -> property."""
+    """Every enum property under ``rna_struct`` (following pointers to settings, not to data-blocks such
+    as the Action a Dynamic collider keeps for Free Bake): dotted path -> property."""
     out = {}
     for prop in rna_struct.properties:
         if prop.type == 'ENUM':
             out[path + prop.identifier] = prop
-        elif prop.type == 'POINTER' and prop.identifier != "rna_type":
+        elif prop.type == 'POINTER' and prop.identifier != "rna_type" and not _is_id(prop.fixed_type):
             out.update(_enums(prop.fixed_type, f"{path}{prop.identifier}."))
     return out
 
