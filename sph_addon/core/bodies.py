@@ -18,7 +18,9 @@ by at most d in the substep, so no body passes through another at the fluid's su
 tunnelling), and an overlap is pushed out at a fraction ``PUSH_OUT`` of its depth a substep. The
 bounce (restitution e) applies to a contact that would close within the substep at more than
 ``BOUNCE_SPEED`` and twice what gravity adds in a substep: below that a body lying on the floor comes
-to rest instead of jittering.
+to rest instead of jittering. What the colliders that are not bodies gave the bodies through these
+contacts is kept per collider (:attr:`Bodies.contact_impulse`), the counterpart of the particles'
+contact reports: with it the momentum of particles and bodies is accounted for in a closed tank.
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ class Bodies:
     colliders : every collider (``colliders.Collider``); those whose motion is a ``RigidBodyMotion``
         are bodies. settings : per collider, its resolved scene fields (``body_friction``,
         ``restitution``). spacing : particle spacing, m (the contact points' step and reach).
+
+    Attributes
+    ----------
+    contact_impulse : (colliders, 3) kg m/s, the impulse each collider that is not a body gave the
+        bodies through their contacts since :meth:`reset_contact_impulse` (``Simulation`` resets it with
+        its contact reports, every frame); zero for the bodies' own rows (their contacts with each
+        other give and take the same).
     """
 
     def __init__(self, colliders: list, settings: list[dict], spacing: float):
@@ -67,10 +76,15 @@ class Bodies:
                        for k, (c, p) in enumerate(zip(colliders, settings)) if isinstance(c.motion, RigidBodyMotion)]
         self._by_collider = {b.k: b for b in self.bodies}
         self._end = 0.0  # the frame the current substep ends at
+        self.contact_impulse = np.zeros((len(colliders), 3))
         self._bounce_speed = BOUNCE_SPEED
 
     def __bool__(self) -> bool:
         return bool(self.bodies)
+
+    def reset_contact_impulse(self) -> None:
+        """Start :attr:`contact_impulse` over (a new frame)."""
+        self.contact_impulse = np.zeros((len(self.colliders), 3))
 
     def body(self, k: int) -> Body | None:
         """The body of collider ``k``, or None when that collider is not dynamic."""
@@ -155,18 +169,21 @@ class Bodies:
                 e = b.bounciness if other is None else 0.5 * (b.bounciness + other.bounciness)
                 rb = p - coms[j] if other is not None else np.zeros_like(p)
                 rows.append((np.full(len(p), i), np.full(len(p), j), p - coms[i], rb, n, gap, vel,
-                             np.full(len(p), mu), np.full(len(p), e)))
+                             np.full(len(p), mu), np.full(len(p), e), np.full(len(p), k)))
         if not rows:
             return
-        ia, ib, ra, rb, n, gap, vel, mu, e = (np.concatenate(c) for c in zip(*rows))
+        ia, ib, ra, rb, n, gap, vel, mu, e, against = (np.concatenate(c) for c in zip(*rows))
         m = [b.motion for b in self.bodies]
         v = np.array([x.v for x in m])
         w = np.array([x.omega for x in m])
         mom = np.array([x.momentum for x in m])
         inv_inertia = np.array([x.world_inverse_inertia() for x in m])
         inv_mass = np.array([1.0 / x.mass for x in m])
+        impulses = np.empty((len(ia), 3))
         solve_contacts(ia.astype(np.int64), ib.astype(np.int64), ra, rb, n, gap, vel, mu, e, inv_mass, inv_inertia,
-                       v, w, mom, dt, PUSH_OUT, self._bounce_speed, ITERATIONS)
+                       v, w, mom, dt, PUSH_OUT, self._bounce_speed, ITERATIONS, impulses)
+        not_body = ib < 0
+        np.add.at(self.contact_impulse, against[not_body], impulses[not_body])
         for i, x in enumerate(m):
             x.v, x.omega, x.momentum = v[i].copy(), w[i].copy(), mom[i].copy()
 

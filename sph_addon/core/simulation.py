@@ -84,7 +84,8 @@ class Simulation:
     nbr, count : neighbour rows of the current substep.
     models : one ``MaterialModel`` per model present in the scene, in registry order.
     schemes : (integrator, its models, the material ids it advances), in ``INTEGRATORS`` order.
-    contacts : one ``ContactReport`` per collider: impulse and torque it received this frame.
+    contacts : one ``ContactReport`` per collider: impulse and torque it received from the particles this
+        frame (what the colliders gave the bodies through their contacts: ``bodies.contact_impulse``, kg m/s).
 
     Parameters
     ----------
@@ -189,6 +190,7 @@ class Simulation:
     def _reset_contacts(self) -> None:
         zero = np.zeros(3)
         self.contacts = [ContactReport(c.name, zero, zero, zero) for c in self.colliders]
+        self.bodies.reset_contact_impulse()
 
     def _timed_build(self, build, *args) -> Shape:
         """Call a shape builder, adding its wall time to the frame's ``sdf_build_s``."""

@@ -110,16 +110,16 @@ def _pool(rho: float, s: float = 0.025, **body) -> dict:
                     "dynamic": True, "density": rho, **body}])
 
 
-def _submerged(sim: Simulation) -> float:
-    """The box's share of its height under the water line: the line from the water's volume (each particle
-    s³ at rest density, the liquid compresses 0.16 %) around the box's flat bottom. The free-surface
-    particles' heights read about a fifth of a spacing low, which at 4 particles across the box's height
-    is 5 % of it."""
+def _submerged(sim: Simulation, size=(0.2, 0.15, 0.1), tank=(0.5, 0.25)) -> float:
+    """The share of its height that a box of ``size`` (m) lying flat in a tank of floor ``tank`` (m) has under
+    the water line: the line from the water's volume (each particle s³ at rest density, the liquid
+    compresses 0.16 %) around the box's flat bottom. The free-surface particles' heights read about a
+    fifth of a spacing low, which at 4 particles across the box's height is 5 % of it."""
     b = sim.bodies.bodies[0].motion
-    bottom = b.com[2] - 0.05
-    area = 0.2 * 0.15
-    level = (sim.state.n * sim.spacing**3 - area * bottom) / (0.5 * 0.25 - area)
-    return (level - bottom) / 0.1
+    bottom = b.com[2] - 0.5 * size[2]
+    area = size[0] * size[1]
+    level = (sim.state.n * sim.spacing**3 - area * bottom) / (tank[0] * tank[1] - area)
+    return (level - bottom) / size[2]
 
 
 @pytest.mark.parametrize("rho", [250.0, 500.0, 750.0])
@@ -136,6 +136,35 @@ def test_a_box_floats_with_the_share_of_its_height_its_density_gives(rho):
     assert np.mean(shares) == pytest.approx(rho / 1000.0, abs=0.05)
     r = sim.bodies.bodies[0].motion.transform(sim.frame)[0]
     assert math.degrees(math.acos(min(1.0, abs(r[2, 2])))) < 5.0
+
+
+def test_a_long_plank_of_half_the_waters_density_floats_flat():
+    """A 45 x 15 x 7.5 cm plank of 500 kg/m³ (3 particles of 2.5 cm across its thickness) released 2 cm above a
+    15 cm pool, turned 12° about its long axis and 4° about its width, lies flat: over 1.5-2.5 s its thinnest
+    axis stays within 5° of the vertical and its long axis within 5° of the horizontal (5°, as for the box:
+    a plank that settled on an edge or a corner would be tens of degrees off; measured under 0.5° and 0.2°,
+    under 1.1° from 0.9 s on), and half its thickness is under the water line within 0.05 on average (the
+    issue's tolerance, 3.75 mm here; measured 0.482-0.488, the line from the water's volume as in
+    ``_submerged``). Flat is the stable way up for these proportions (metacentric height b²/6t - t/4:
+    +3.1 cm flat, -3.1 cm on its side)."""
+    size, tank = (0.45, 0.15, 0.075), (0.6, 0.3)
+    sim = Simulation(parse_scene(scene_dict(
+        particle_spacing=0.025, fps=24, frame_end=60,
+        materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": "none"}}],
+        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [*tank, 0.15]}],
+        colliders=[{"type": "box_container", "name": "tank", "size": [*tank, 0.5], "position": [0.3, 0.15, 0.25]},
+                   {"type": "box", "name": "plank", "size": list(size), "position": [0.3, 0.15, 0.2075],
+                    "rotation": [math.radians(12.0), math.radians(4.0), 0.0], "dynamic": True, "density": 500.0}])))
+    thin, long_axis, shares = [], [], []
+    for f in range(60):
+        sim.advance_frame()
+        if f >= 36:
+            r = sim.bodies.bodies[0].motion.transform(sim.frame)[0]
+            thin.append(math.degrees(math.acos(min(1.0, abs(r[2, 2])))))
+            long_axis.append(math.degrees(math.asin(min(1.0, abs(r[2, 0])))))
+            shares.append(_submerged(sim, size, tank))
+    assert max(thin) < 5.0 and max(long_axis) < 5.0
+    assert np.mean(shares) == pytest.approx(0.5, abs=0.05)
 
 
 def test_a_heavy_box_sinks_and_rests_on_the_floor():
@@ -176,6 +205,49 @@ def test_particles_and_a_body_exchange_momentum_exactly():
         moved = max(moved, float(np.abs(sim.state.v).max()))
     assert moved > 0.1  # the ball did hit the water
     assert body.motion.v[0] < 0.9
+
+
+@pytest.mark.parametrize("projection", ["none", "grid"])
+def test_in_a_closed_tank_without_gravity_the_walls_account_for_the_momentum_lost(projection):
+    """No gravity, a closed tank: a ball of 1000 kg/m³ thrown at 3 m/s through a block of water, which splashes
+    against the walls, and a second one thrown at 1 m/s at a dry wall, which it bounces off (restitution 0.5)
+    back into the water. The tank pushes the particles (its collisions, the density relaxation's walls, the
+    grid projection's) and the second ball (their contact). The particles' momentum Σ m v, the balls' M V
+    and what they have received but not yet taken, plus the impulse the tank received from the particles
+    (its contact report, per unit particle mass, times the particles' mass), less the one it gave the balls
+    (``Bodies.contact_impulse``), add up to the initial momentum to 1e-6 of it, every frame (the issue's
+    tolerance; measured under 2e-8, round-off). Each of the two is over a tenth of the initial momentum
+    (measured 0.56-0.65 and 0.48): the test sees either missing. The run ends before the first ball reaches
+    the far wall through the water: a particle squeezed between a body and another collider pushes the body
+    through their contact, not by its own reaction (``colliders/overlaps.py``), and that reaction is counted
+    nowhere (2e-3 of the initial momentum with no projection, 2e-2 with the grid, once the ball had reached
+    the wall)."""
+    data = scene_dict(
+        particle_spacing=0.025, fps=24, frame_end=20, simulation={"gravity": [0.0, 0.0, 0.0]},
+        materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": projection}}],
+        sources=[{"type": "box", "material": "water", "min": [0.1, 0.05, 0.05], "max": [0.3, 0.25, 0.25]}],
+        colliders=[{"type": "box_container", "name": "tank", "size": [0.5, 0.5, 0.3], "position": [0.25, 0.25, 0.15]},
+                   {"type": "sphere", "name": "ball", "radius": 0.04, "position": [0.42, 0.15, 0.15], "dynamic": True,
+                    "density": 1000.0, "linear_velocity": [-3.0, 0.0, 0.0]},
+                   {"type": "sphere", "name": "dry", "radius": 0.04, "position": [0.25, 0.4, 0.15], "dynamic": True,
+                    "density": 1000.0, "linear_velocity": [0.0, 1.0, 0.0], "restitution": 0.5}])
+    sim = Simulation(parse_scene(data))
+    mass = sim._particle_mass[sim.state.material]
+    assert np.all(mass == mass[0])  # one material: the contact report times one particle's mass
+
+    def momentum():
+        bodies = sum(b.motion.mass * b.motion.v + b.impulse for b in sim.bodies.bodies)
+        return (mass[:, None] * sim.state.v).sum(axis=0) + bodies
+
+    start = momentum()
+    scale = float(np.linalg.norm(start))
+    tank_took, tank_gave = np.zeros(3), np.zeros(3)  # from the particles, to the balls; kg m/s
+    for _ in range(10):
+        sim.advance_frame()
+        tank_took += mass[0] * sim.contacts[0].impulse
+        tank_gave += sim.bodies.contact_impulse[0]
+        assert np.abs(momentum() + tank_took - tank_gave - start).max() < 1e-6 * scale
+    assert np.linalg.norm(tank_took) > 0.1 * scale and np.linalg.norm(tank_gave) > 0.1 * scale
 
 
 def test_a_resumed_bake_continues_the_bodies_exactly(tmp_path, write_scene):

@@ -79,10 +79,12 @@ def _mass_along(c, ia, ib, ra, rb, d, inv_mass, inv_inertia):
 
 @njit(**config.NJIT)
 def solve_contacts(ia, ib, ra, rb, normal, gap, other_v, mu, e, inv_mass, inv_inertia, v, w, mom, dt, push_out,
-                   bounce_speed, iterations):
+                   bounce_speed, iterations, impulses):
     """Resolve the contacts (c of them) between bodies ``ia`` and bodies ``ib`` (-1: a collider the fluid
     does not move, whose material point moves at ``other_v``), mutating the bodies' v, ω and angular
-    momentum (``mom``); offsets ``ra``, ``rb`` from the centres of mass, ``normal`` out of the other."""
+    momentum (``mom``); offsets ``ra``, ``rb`` from the centres of mass, ``normal`` out of the other.
+    ``impulses`` (c,3) is overwritten with each contact's accumulated impulse on body ``ia``, kg m/s
+    (body ``ib`` took the opposite): what a collider that is not a body gave the bodies."""
     n = ia.shape[0]
     lam = np.zeros(n)
     tangent_lam = np.zeros((n, 3))
@@ -133,3 +135,6 @@ def solve_contacts(ia, ib, ra, rb, normal, gap, other_v, mu, e, inv_mass, inv_in
             j[2] = want2 - tangent_lam[c, 2]
             tangent_lam[c, 0], tangent_lam[c, 1], tangent_lam[c, 2] = want0, want1, want2
             _apply(c, ia, ib, ra, rb, j, inv_mass, inv_inertia, v, w, mom)
+    for c in range(n):
+        for k in range(3):
+            impulses[c, k] = lam[c] * normal[c, k] + tangent_lam[c, k]
