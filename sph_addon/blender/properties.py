@@ -147,7 +147,7 @@ GRAVITY = by_name(SIMULATION_PARAMETERS)["gravity"]
 COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_distance", "continuous"))
 # Shown and exported for Motion Dynamic only: other colliders' scene files stay as they were.
 COLLIDER_DYNAMIC = _pick(DYNAMIC_PARAMETERS, ("density", "body_friction", "restitution", "linear_velocity",
-                                              "angular_velocity", "animated_until"))
+                                              "angular_velocity", "animated_until", "hinge_axis"))
 COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "padding", "flip_normals",
                                         "hole_closing"))
 # nozzle_length defaults to 0 (no pipe): what files saved before it existed baked with.

@@ -122,9 +122,10 @@ class Bodies:
 
     # -- contacts ----------------------------------------------------------------------------
     def _moved_by_contacts(self, k: int) -> Body | None:
-        """The body of collider ``k`` when contacts move it (not while it follows its keyframes), else None."""
+        """The body of collider ``k`` when contacts move it (not while it follows its keyframes, nor on a
+        hinge), else None."""
         other = self._by_collider.get(k)
-        return None if other is None or other.motion.scripted else other
+        return None if other is None or not other.motion.pushed_by_contacts else other
 
     def _contacts(self, b: Body, frame0: float, frame1: float, dt: float):
         """Body ``b``'s surface points that may touch another collider during the substep, per collider:
@@ -160,7 +161,7 @@ class Bodies:
         coms = [b.motion.pose(frame0)[2] for b in self.bodies]
         rows = []
         for i, b in enumerate(self.bodies):
-            if b.motion.scripted:  # it meets the others as a keyframed collider does (their rows)
+            if not b.motion.pushed_by_contacts:  # it meets the others as a keyframed collider does (their rows)
                 continue
             for k, p, n, gap, vel in self._contacts(b, frame0, frame1, dt):
                 other = self._moved_by_contacts(k)

@@ -54,6 +54,9 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
                           "fluid moves it from the velocity its keyframes gave it (Blender's Animated rigid "
                           "body keyed off). 0, or a frame not after the first: dynamic from the start; the "
                           "initial velocities apply then only."),
+    Parameter("hinge_axis", (0.0, 0.0, 0.0), "", label="Hinge Axis",
+              description="A dynamic body on an axle through its origin that turns about this world axis "
+                          "only (a paddle wheel, a water wheel, a swinging door); (0, 0, 0): free."),
 )
 
 COMMON_PARAMETERS: tuple[Parameter, ...] = (

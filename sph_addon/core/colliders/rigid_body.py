@@ -26,6 +26,10 @@ is pushed out. Here the body's part of that loop:
   keyframed collider does: the particles meet that motion, what they give it is dropped, and its
   contacts push the other bodies without being pushed (``Bodies``). The substep that reaches the
   release hands the body the velocities of its last scripted substep (:meth:`RigidBodyMotion.follow`).
+- A hinge (a paddle wheel on its axle): the body's origin stays put and it turns about a fixed world
+  axis only. Each substep the angular impulse about the origin (the particles' torque, their impulse's
+  moment and gravity's) along the axis, over the moment of inertia about the axle (parallel-axis
+  theorem), changes the angular speed; contacts with other colliders push it without moving it.
 
 Deviation: Clavet's bodies receive the particles' impulses of the same step; here they receive
 those of the previous substep (the particles collide with the body's pose, which must be known
@@ -209,11 +213,12 @@ class RigidBodyMotion(Motion):
     frame : the frame the state is at. fps : physical frames per second (timeline frames per
         simulated second: ``Scene.physics_fps``).
     script : the motion the body follows until ``release`` (a frame), or None: dynamic from the start.
+    axis : (3,) the world axis of a hinge through the body's origin, or None: a free body.
     """
 
     def __init__(self, mass: float, inertia: np.ndarray, centre: np.ndarray, rotation: np.ndarray,
                  position: np.ndarray, velocity, angular_velocity, frame: float, fps: float,
-                 script: Motion | None = None, release: float = -math.inf):
+                 script: Motion | None = None, release: float = -math.inf, axis=None):
         self.mass = float(mass)
         self.inertia = np.array(inertia, np.float64)
         self.inverse_inertia = np.linalg.inv(self.inertia)
@@ -228,6 +233,18 @@ class RigidBodyMotion(Motion):
         self.frame = float(frame)
         self.fps = float(fps)
         self.script, self.release = script, float(release)
+        self.axis = None if axis is None else np.asarray(axis, np.float64) / float(np.linalg.norm(axis))
+        self.pivot = np.asarray(position, np.float64).copy()  # a hinge's fixed point: the origin
+        if self.axis is not None:
+            self.omega = (self.axis @ self.omega) * self.axis
+            self.v = np.cross(self.omega, self.com - self.pivot)
+            self.momentum = self.world_inertia() @ self.omega
+
+    @property
+    def pushed_by_contacts(self) -> bool:
+        """Whether contacts with other colliders change its velocities (not while it follows its script,
+        nor on a hinge: those push the others as a keyframed collider does)."""
+        return self.axis is None and not self.scripted
 
     @property
     def scripted(self) -> bool:
@@ -243,6 +260,9 @@ class RigidBodyMotion(Motion):
             r, t = self.script.transform(frame)
             return r, t, t + r @ self.centre
         tau = (frame - self.frame) / self.fps
+        if self.axis is not None:
+            r = quaternion_matrix(turned(self.q, self.omega, tau))
+            return r, self.pivot.copy(), self.pivot + r @ self.centre
         r = quaternion_matrix(turned(self.q, self.omega, tau))
         com = self.com + self.v * tau
         return r, com - r @ self.centre, com
@@ -275,9 +295,22 @@ class RigidBodyMotion(Motion):
         """Velocities after an impulse (kg m/s) and an angular impulse about the centre of mass (kg m²/s)
         and ``dt`` s of gravity (m/s²): the angular momentum takes the torque, and ω is I⁻¹ L at the
         state's orientation (the gyroscopic term lives in the orientation's change of I)."""
+        if self.axis is not None:
+            self._turn_on_hinge(impulse, torque, gravity, dt)
+            return
         self.v = self.v + gravity * dt + impulse / self.mass
         self.momentum = self.momentum + torque
         self.omega = self.world_inverse_inertia() @ self.momentum
+
+    def _turn_on_hinge(self, impulse: np.ndarray, torque: np.ndarray, gravity: np.ndarray, dt: float) -> None:
+        """The angular impulse about the pivot along the axis, over the inertia about the axle, turns it."""
+        d = self.com - self.pivot
+        about_pivot = torque + np.cross(d, impulse + self.mass * gravity * dt)
+        inertia = self.world_inertia() + self.mass * (float(d @ d) * np.eye(3) - np.outer(d, d))
+        speed = float(self.axis @ self.omega) + float(self.axis @ about_pivot) / float(self.axis @ inertia @ self.axis)
+        self.omega = speed * self.axis
+        self.v = np.cross(self.omega, d)
+        self.momentum = self.world_inertia() @ self.omega
 
     def follow(self, frame0: float, frame1: float) -> None:
         """While scripted: the velocities that take the script's pose at ``frame0`` to its pose at ``frame1``
@@ -293,22 +326,31 @@ class RigidBodyMotion(Motion):
     def commit(self, frame: float) -> None:
         """Move the state to ``frame`` at its velocities (the end of the substep)."""
         if self.scripted:
-            r, _, self.com = self.pose(frame)
+            r, self.pivot, self.com = self.pose(frame)  # a hinge turns about where the script left it
             self.q = matrix_quaternion(r)
             self.momentum = self.world_inertia() @ self.omega
             self.frame = float(frame)
             return
         tau = (frame - self.frame) / self.fps
         self.q = turned(self.q, self.omega, tau)
-        self.com = self.com + self.v * tau
+        if self.axis is not None:
+            self.com = self.pivot + quaternion_matrix(self.q) @ self.centre
+            self.v = np.cross(self.omega, self.com - self.pivot)
+        else:
+            self.com = self.com + self.v * tau
         self.frame = float(frame)
 
     def state_dict(self) -> dict:
-        """The state, JSON-safe and exact (floats round-trip through JSON)."""
-        return {"frame": self.frame, "com": self.com.tolist(), "q": self.q.tolist(), "v": self.v.tolist(),
-                "omega": self.omega.tolist(), "momentum": self.momentum.tolist()}
+        """The state, JSON-safe and exact (floats round-trip through JSON); a hinge's pivot with it."""
+        out = {"frame": self.frame, "com": self.com.tolist(), "q": self.q.tolist(), "v": self.v.tolist(),
+               "omega": self.omega.tolist(), "momentum": self.momentum.tolist()}
+        if self.axis is not None:
+            out["pivot"] = self.pivot.tolist()
+        return out
 
     def load_state_dict(self, d: dict) -> None:
+        if "pivot" in d:
+            self.pivot = np.array(d["pivot"], np.float64)
         self.frame = float(d["frame"])
         self.com, self.q = np.array(d["com"], np.float64), np.array(d["q"], np.float64)
         self.v, self.omega = np.array(d["v"], np.float64), np.array(d["omega"], np.float64)
@@ -341,5 +383,7 @@ def body_motion(shape, p: dict, frame_start: float, fps: float, script: Motion |
     position = np.asarray(p["position"], np.float64)
     if script is not None:
         rotation, position = script.transform(frame_start)
+    axis = p.get("hinge_axis", (0.0, 0.0, 0.0))
     return RigidBodyMotion(rho * props.volume, rho * props.inertia, props.centre, rotation, position,
-                           p["linear_velocity"], p["angular_velocity"], frame_start, fps, script, release)
+                           p["linear_velocity"], p["angular_velocity"], frame_start, fps, script, release,
+                           axis if any(axis) else None)
