@@ -110,6 +110,9 @@ class Bodies:
         (n,3, m) of masses ``mass`` (n,) kg got from it: -Σ m dv, and its moment about the centre of
         mass at the substep's end."""
         b = self._by_collider[k]
+        # The few rows a body moved, not the whole world's (their temporaries cost more than the rest).
+        rows = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
+        x, dv, mass = x[rows], dv[rows], mass[rows]
         p = -mass[:, None] * dv
         com = b.motion.pose(self._end)[2]
         b.impulse = b.impulse + p.sum(axis=0)

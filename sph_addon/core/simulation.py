@@ -315,12 +315,13 @@ class Simulation:
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
+            if several:
+                moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
             if several and self.bodies.body(k) is not None:
-                bodies.append((k, x.copy(), self._dv.copy(), t1))
+                bodies.append((k, moved, x[moved], self._dv[moved], t1))  # the rows it moved, not the world
             else:
                 self._add_contact(k, x, self._dv, t1, mass)
             if several:
-                moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
                 shift[moved] += x[moved] - x0[moved]
                 hits[moved] += 1
         if several:
@@ -344,8 +345,8 @@ class Simulation:
                 free = mass.copy()
                 free[both] = 0.0
                 free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
-                for k, xk, dv, t1 in bodies:
-                    self._add_contact(k, xk, dv, t1, free)
+                for k, rows, xk, dv, t1 in bodies:
+                    self._add_contact(k, xk, dv, t1, free[rows])
         if idx is not None:
             st.x[idx] = x
 
