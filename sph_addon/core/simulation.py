@@ -31,7 +31,7 @@ import numpy as np
 from . import checkpoint_state, config
 from .array_kernels import bounds, step_rows
 from .blowup import BlowUpWatch, collider_work
-from .bodies import Bodies
+from .bodies import Bodies, report_squeezed
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
 from .colliders import Collider, Shape
@@ -309,6 +309,7 @@ class Simulation:
         if several:
             shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
             hits = np.zeros(len(x), np.int64)
+            wall = np.full(len(x), -1)  # the first collider that is not a body to move each particle
         mass = self._masses if idx is None or self._masses is None else self._masses[idx]
         bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
         for k, c in enumerate(self.colliders):
@@ -317,13 +318,14 @@ class Simulation:
                     self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
             if several:
                 moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
+                shift[moved] += x[moved] - x0[moved]
+                hits[moved] += 1
             if several and self.bodies.body(k) is not None:
                 bodies.append((k, moved, x[moved], self._dv[moved], t1))  # the rows it moved, not the world
             else:
                 self._add_contact(k, x, self._dv, t1, mass)
-            if several:
-                shift[moved] += x[moved] - x0[moved]
-                hits[moved] += 1
+                if several:
+                    wall[moved[wall[moved] < 0]] = k
         if several:
             # A particle in contact with several colliders takes every one's displacement (a corner
             # between a floor and a wall: up and away); x holds the last one's alone.
@@ -337,16 +339,11 @@ class Simulation:
 
                 self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
                                            touched, self.radius, dt, self._add_contact)
-            if bodies:
-                # A particle squeezed between a body and another collider (two moved it, or it had to be
-                # pushed out of an overlap) pushes the body through that collider's contact, not by its own
-                # push-out, which grows as 1/Δt² (it threw a heavy box landing in water back up at 10 m/s,
-                # and rocked a box lying on a stray particle): the body's report keeps it, its motion not.
+            if bodies:  # the particles squeezed between a body and another collider: bodies.report_squeezed
                 free = mass.copy()
                 free[both] = 0.0
                 free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
-                for k, rows, xk, dv, t1 in bodies:
-                    self._add_contact(k, xk, dv, t1, free[rows])
+                report_squeezed(bodies, free, wall, poses1, self._add_contact)
         if idx is not None:
             st.x[idx] = x
 
