@@ -39,6 +39,9 @@ def test_corner_up_is_the_least_hydrostatic_energy_of_a_cube_of_half_the_waters_
     assert corner < edge < face
     tilted = hydrostatic_energy(np.array([0, 1, 1]) / math.sqrt(2) + np.array([0.2, 0.0, 0.0]))
     assert tilted < edge, "edge up is a saddle: tilting it towards corner up lowers the energy"
+    for rho in (0.15, 0.85):  # face up is the stable one below 0.21 and above 0.79
+        face, edge, corner = (hydrostatic_energy(n, rho) for n in ((0, 0, 1), (0, 1, 1), (1, 1, 1)))
+        assert face < min(edge, corner), rho
 
 
 def test_a_cube_of_half_the_waters_density_settles_corner_up():
