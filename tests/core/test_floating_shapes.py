@@ -22,6 +22,7 @@ from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 from tests.conftest import scene_dict
 
+SPACING = 0.0125  # m: 8 particles across the 10 cm cube and ball
 CORNER_UP = math.degrees(math.acos(1.0 / math.sqrt(3.0)))
 
 
@@ -32,6 +33,17 @@ def hydrostatic_energy(normal, rho: float = 0.5, cells: int = 60) -> float:
     height = x @ (np.asarray(normal, np.float64) / np.linalg.norm(normal))
     line = np.quantile(height, rho)  # the water line: the submerged share is rho
     return float(-line - (height[height < line] - line).mean())
+
+
+def _pool(body: dict) -> dict:
+    """A 15 cm pool of water (projection none) in a 30 cm square tank, 1.25 cm spacing, and ``body`` of
+    500 kg/m³ centred 6 cm above the water (1 cm above it for a 10 cm body)."""
+    return scene_dict(
+        particle_spacing=SPACING, fps=24, frame_end=200,
+        materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": "none"}}],
+        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.15]}],
+        colliders=[{"type": "box_container", "name": "tank", "size": [0.3, 0.3, 0.6], "position": [0.15, 0.15, 0.3]},
+                   {"position": [0.15, 0.15, 0.21], "dynamic": True, "density": 500.0, **body}])
 
 
 def test_corner_up_is_the_least_hydrostatic_energy_of_a_cube_of_half_the_waters_density():
@@ -49,15 +61,8 @@ def test_a_cube_of_half_the_waters_density_settles_corner_up():
     2.5 s to 4 s each of its axes within 4° of 54.7° from the vertical (measured 52.8-56.7° from 2 s to
     8 s, bobbing; at 5 particles across it passes edge up at 1 s, then drifts towards corner up for 10 s
     without settling)."""
-    s, side = 0.0125, 0.1
-    data = scene_dict(
-        particle_spacing=s, fps=24, frame_end=200,
-        materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": "none"}}],
-        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.15]}],
-        colliders=[{"type": "box_container", "name": "tank", "size": [0.3, 0.3, 0.6], "position": [0.15, 0.15, 0.3]},
-                   {"type": "box", "name": "cube", "size": [side] * 3, "position": [0.15, 0.15, 0.21],
-                    "rotation": [math.radians(25.0), math.radians(7.5), 0.0], "dynamic": True, "density": 500.0}])
-    sim = Simulation(parse_scene(data))
+    sim = Simulation(parse_scene(_pool({"type": "box", "name": "cube", "size": [0.1] * 3,
+                                        "rotation": [math.radians(25.0), math.radians(7.5), 0.0]})))
     body = sim.bodies.bodies[0].motion
     angles = []
     for f in range(96):
@@ -75,15 +80,8 @@ def test_a_ball_of_half_the_waters_density_bobs_with_a_damped_oscillation_and_co
     (measured -26, +17, -8.3, +4.6, -2.5, +1.4 mm, a period of about 0.48 s), and from 2.5 s to 4 s it
     stays within 0.5 mm of one height, its centre within 2 mm of the water line the water's volume
     gives (half the ball under it)."""
-    s, r = 0.0125, 0.05
-    data = scene_dict(
-        particle_spacing=s, fps=24, frame_end=200,
-        materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": "none"}}],
-        sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.3, 0.3, 0.15]}],
-        colliders=[{"type": "box_container", "name": "tank", "size": [0.3, 0.3, 0.6], "position": [0.15, 0.15, 0.3]},
-                   {"type": "sphere", "name": "ball", "radius": r, "position": [0.15, 0.15, 0.21], "dynamic": True,
-                    "density": 500.0}])
-    sim = Simulation(parse_scene(data))
+    s, r = SPACING, 0.05
+    sim = Simulation(parse_scene(_pool({"type": "sphere", "name": "ball", "radius": r})))
     body = sim.bodies.bodies[0].motion
     heights = []
     for _ in range(96):
