@@ -60,7 +60,7 @@ def check(ob, frame_start: int) -> None:
                "Transformation)")
     elif len(ob.constraints):
         why = "a Dynamic collider is moved by the fluid: remove its constraints"
-    elif not c.rest_saved and _has_deltas(ob):
+    elif _has_deltas(ob):
         why = "a Dynamic collider's pose is its location and rotation: apply or clear its delta transforms"
     action = _own_action(ob)
     if why is None and action is not None and _moves(action) and not scripted(ob, frame_start):
@@ -117,7 +117,8 @@ def artist_keys(ob, frames) -> list[tuple[int, list[float], list[float]]]:
         axis, angle = quat.to_axis_angle()
         base["rotation_axis_angle"] = [angle, *axis]
     curves = [fc for fc in (_all_fcurves(action) if action is not None else []) if fc.data_path in base]
-    out, previous = [], None
+    frames = list(frames)
+    locations, rotations = [], []
     for frame in frames:
         values = {path: list(v) for path, v in base.items()}
         for fc in curves:
@@ -129,10 +130,11 @@ def artist_keys(ob, frames) -> list[tuple[int, list[float], list[float]]]:
             rot = Quaternion(axis, angle)
         else:
             rot = Euler(values["rotation_euler"], mode).to_quaternion()
-        # Each key's angles closest to the previous key's: the engine interpolates each angle on its own.
-        previous = rot.to_euler('XYZ') if previous is None else rot.to_euler('XYZ', previous)
-        out.append((frame, list(values["location"]), list(previous)))
-    return out
+        locations.append(list(values["location"]))
+        rotations.append(tuple(rot))
+    # Each key's angles closest to the previous key's: the engine interpolates each angle on its own.
+    eulers = _continuous_eulers(rotations, 'XYZ')
+    return [(f, loc, [float(a) for a in e]) for f, loc, e in zip(frames, locations, eulers)]
 
 
 def rest_transform(ob) -> tuple[list[float], list[float]]:
@@ -315,8 +317,10 @@ def convert_rigid_body(context, ob, unit: float) -> str:
         c.motion = 'ANIMATED'
         return f"{ob.name}: Animated rigid body → Animated Collider"
     c.motion = 'DYNAMIC'
-    c.density = min(max(mass / v, 1.0), 25000.0)
+    density = mass / v
+    c.density = min(max(density, 1.0), 25000.0)
+    clamped = "" if 1.0 <= density <= 25000.0 else f" (its {density:.4g} kg/m³ is outside 1-25,000)"
     c.body_friction = friction
     c.restitution = bounce
-    return (f"{ob.name}: rigid body of {mass:.3g} kg → Dynamic Collider of {c.density:.4g} kg/m³, "
+    return (f"{ob.name}: rigid body of {mass:.3g} kg → Dynamic Collider of {c.density:.4g} kg/m³{clamped}, "
             f"friction {friction:.3g}, bounciness {bounce:.3g}")

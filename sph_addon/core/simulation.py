@@ -309,7 +309,8 @@ class Simulation:
         if several:
             shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
             hits = np.zeros(len(x), np.int64)
-            wall = np.full(len(x), -1)  # the first collider that is not a body to move each particle
+        # The first collider that is not a body to move each particle (bodies.report_squeezed).
+        wall = np.full(len(x), -1) if several and self.bodies else None
         mass = self._masses if idx is None or self._masses is None else self._masses[idx]
         bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
         for k, c in enumerate(self.colliders):
@@ -324,7 +325,7 @@ class Simulation:
                 bodies.append((k, moved, x[moved], self._dv[moved], t1))  # the rows it moved, not the world
             else:
                 self._add_contact(k, x, self._dv, t1, mass)
-                if several:
+                if wall is not None:
                     wall[moved[wall[moved] < 0]] = k
         if several:
             # A particle in contact with several colliders takes every one's displacement (a corner
@@ -333,7 +334,7 @@ class Simulation:
             x[both] = x0[both] + shift[both]
             # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
             touched = np.flatnonzero(hits)
-            before = x[touched]
+            before = x[touched] if bodies else None
             if len(touched):
                 from .colliders.overlaps import separate
 

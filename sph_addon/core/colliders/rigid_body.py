@@ -260,10 +260,9 @@ class RigidBodyMotion(Motion):
             r, t = self.script.transform(frame)
             return r, t, t + r @ self.centre
         tau = (frame - self.frame) / self.fps
-        if self.axis is not None:
-            r = quaternion_matrix(turned(self.q, self.omega, tau))
-            return r, self.pivot.copy(), self.pivot + r @ self.centre
         r = quaternion_matrix(turned(self.q, self.omega, tau))
+        if self.axis is not None:
+            return r, self.pivot.copy(), self.pivot + r @ self.centre
         com = self.com + self.v * tau
         return r, com - r @ self.centre, com
 
