@@ -47,6 +47,9 @@ class Integrator:
 
     name = ""
 
+    def __init__(self, settings: dict | None = None):
+        """``settings``: the scene's ``simulation`` section (what a scheme may be told by the scene)."""
+
     def begin(self, world: WorldView, idx: np.ndarray | None, dt: float, gravity: np.ndarray) -> None:
         """Before the neighbour search of a substep (which sorts on x + dt v)."""
 
@@ -109,83 +112,139 @@ class PredictionRelaxation(Integrator):
 class Leapfrog(Integrator):
     """Individual power-of-two time steps with kick-drift-kick leapfrog (Desbrun & Cani 1996, 5.2).
 
-    At the start of a substep Δt every particle gets a level l, the smallest
-    with Δt/2^l below its models' stable step (``MaterialModel.particle_dt``),
-    at most :attr:`max_level`. The substep is cut into 2^L micro-steps (L the
-    largest level); a particle of level l takes a step of Δt/2^l every
-    2^(L-l) micro-steps: half a kick with the acceleration at the start of its
-    step, a drift at every micro-step (positions advance at the smallest step,
-    as in the paper), half a kick with the acceleration at its end.
+    At the start of a substep Δt every particle gets a level l, the smallest with Δt/2^l below its
+    models' stable step (``MaterialModel.particle_dt``) and 0.25 (s/|a|)^½ (s the spacing), at most
+    :attr:`max_level`; then no particle stays more than two levels (a factor of 4 in step) below a
+    neighbour (the limiter of Saitoh & Makino 2009, ApJ 697 L99: a slow particle must see a fast
+    one arrive). The substep is cut into 2^L micro-steps (L the largest level); a particle of level
+    l takes a step of Δt/2^l every 2^(L-l) micro-steps: half a kick with the acceleration at the
+    start of its step, a drift at every micro-step (positions advance at the smallest step, as in
+    the paper), half a kick with the acceleration at its end. With ``time_steps = "global"`` (a
+    scene setting) every particle takes the smallest step: the same scheme, for comparison.
 
-    Deviation: Desbrun's leapfrog keeps velocities at mid-step and corrects
-    positions by (δt_new² - δt_old²)/8 · a when a particle's step changes; here
-    velocities are synchronised at the end of every step (velocity Verlet, the
-    same second-order scheme) and levels change only at substep boundaries,
-    where every particle is synchronised, so no correction is needed. The
-    acceleration at the start of a substep is evaluated afresh (one extra
-    evaluation per substep) so that nothing but positions and velocities
-    carries over, and a resumed bake continues exactly.
+    Deviation: Desbrun's leapfrog keeps velocities at mid-step and corrects positions by
+    (δt_new² - δt_old²)/8 · a when a particle's step changes; here velocities are synchronised at
+    the end of every step (velocity Verlet, the same second-order scheme) and levels change only at
+    substep boundaries, where every particle is synchronised, so no correction is needed. A
+    particle's acceleration at the end of a substep is kept in the world array ``acceleration``
+    when its model declares one (permuted and checkpointed with the world, so a resumed bake
+    continues exactly) and opens the next substep's first step; particles without one (just
+    emitted) are evaluated afresh. What a neighbour of another step length contributes is taken at
+    its last evaluation (densities, pressures): momentum is exchanged exactly only between particles
+    evaluated together (one level, or ``"global"``).
     """
 
     name = "leapfrog"
     max_level = 10
+    # Largest level difference between neighbours (Saitoh & Makino 2009 allow a factor of 4).
+    level_gap = 2
 
-    def __init__(self):
+    def __init__(self, settings: dict | None = None):
+        self.individual = (settings or {}).get("time_steps", "individual") != "global"
         self.levels: list[int] = []
+        self.evaluations = 0
+        self.micro_steps = 0
 
     def begin(self, world, idx, dt, gravity):
-        self.gravity = gravity
+        self.gravity = np.ascontiguousarray(gravity, np.float64)
 
-    def _accelerations(self, ctx: StepContext, models, owned, idx: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(idx), 3))
+    def _accelerations(self, ctx: StepContext, models, owned, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), 3) accelerations of particles ``rows``, gravity included."""
+        out = np.empty((len(rows), 3))
         out[:] = self.gravity
-        for model, mats in zip(models, owned):
-            sel = np.isin(ctx.material[idx], mats)
+        self.evaluations += len(rows)
+        if len(models) == 1:
+            part = np.zeros((len(rows), 3))
+            models[0].accelerations(ctx, rows, part)
+            out += part
+            return out
+        for model, mask in zip(models, owned):
+            sel = mask[ctx.material[rows]]
             if sel.any():
                 part = np.zeros((int(sel.sum()), 3))
-                model.accelerations(ctx, idx[sel], part)
+                model.accelerations(ctx, rows[sel], part)
                 out[sel] += part
         return out
 
-    def _levels(self, ctx: StepContext, models, owned, idx: np.ndarray) -> np.ndarray:
-        limit = np.full(len(idx), math.inf)
-        for model, mats in zip(models, owned):
-            sel = np.isin(ctx.material[idx], mats)
-            if sel.any():
-                limit[sel] = np.minimum(limit[sel], model.particle_dt(ctx, idx[sel]))
+    def _levels(self, ctx: StepContext, models, owned, rows: np.ndarray, acc: np.ndarray) -> np.ndarray:
+        from .leapfrog_kernels import levels_from_steps, limit_neighbour_levels
+
+        limit = np.full(len(rows), math.inf)
+        for model, mask in zip(models, owned):
+            sel = mask[ctx.material[rows]]
+            if sel.all():
+                limit = np.minimum(limit, model.particle_dt(ctx, rows))
+            elif sel.any():
+                limit[sel] = np.minimum(limit[sel], model.particle_dt(ctx, rows[sel]))
+        a = np.sqrt(np.einsum("ij,ij->i", acc, acc))
         with np.errstate(divide="ignore"):
-            level = np.ceil(np.log2(ctx.dt / limit) - 1e-12)
-        return np.clip(level, 0, self.max_level).astype(np.int64)
+            limit = np.minimum(limit, 0.25 * np.sqrt(ctx.spacing / a))
+        level = np.empty(len(rows), np.uint8)
+        levels_from_steps(ctx.dt, limit, self.max_level, level)
+        if not self.individual:
+            level[:] = level.max()
+            return level
+        world = ctx.arrays.get("time_level")
+        if world is None or len(world) != ctx.n:
+            world = np.zeros(ctx.n, np.uint8)
+        else:
+            world[:] = 0
+        new = np.empty_like(level)
+        for _ in range(self.max_level):
+            world[rows] = level
+            limit_neighbour_levels(rows, ctx.nbr, ctx.count, world, self.level_gap, new)
+            if np.array_equal(new, level):
+                break
+            level, new = new, level
+        return level
 
     def advance(self, ctx, models, idx, t, collide):
-        if idx is None:
-            idx = np.arange(ctx.n)
-        if not len(idx):
+        from .leapfrog_kernels import drift, ending, keep_collisions, kick
+
+        rows = np.arange(ctx.n, dtype=np.int64) if idx is None else np.ascontiguousarray(idx, np.int64)
+        if not len(rows):
             self.levels = []
             return
         x, v, x_prev = ctx.x, ctx.v, ctx.arrays["x_prev"]
-        owned = [np.fromiter(m.setup.materials, np.int64) for m in models]
-        level = self._levels(ctx, models, owned, idx)
+        owned = []
+        for m in models:
+            mask = np.zeros(max(256, int(ctx.material.max()) + 1), bool)
+            mask[list(m.setup.materials)] = True
+            owned.append(mask)
+        kept = ctx.arrays.get("acceleration")
+        if kept is not None:
+            acc = kept[rows]
+            fresh = np.flatnonzero(~np.isfinite(acc[:, 0]))
+            if len(fresh):
+                acc[fresh] = self._accelerations(ctx, models, owned, rows[fresh])
+        else:
+            acc = self._accelerations(ctx, models, owned, rows)
+        level = self._levels(ctx, models, owned, rows, acc)
         top = int(level.max())
         self.levels = np.bincount(level, minlength=top + 1).tolist()
+        if "time_level" in ctx.arrays:
+            ctx.arrays["time_level"][rows] = level
         micro = ctx.dt / (1 << top)
-        stride = np.left_shift(1, top - level)
-        half_step = (0.5 * ctx.dt / np.left_shift(1, level))[:, None]
-        acc = self._accelerations(ctx, models, owned, idx)
+        half = 0.5 * ctx.dt
+        out_rows = np.empty(len(rows), np.int64)
+        out_pos = np.empty(len(rows), np.int64)
         for k in range(1 << top):
-            start = k % stride == 0
-            v[idx[start]] += half_step[start] * acc[start]
-            x_prev[idx] = x[idx]
-            x[idx] += micro * v[idx]
-            drifted = x[idx]
+            kick(v, acc, rows, level, top, k, half, False)
+            drift(x, v, x_prev, rows, micro)
             collide(idx, t + k * micro, micro)
-            v[idx] += (x[idx] - drifted) / micro
-            end = (k + 1) % stride == 0
-            acc[end] = self._accelerations(ctx, models, owned, idx[end])
-            v[idx[end]] += half_step[end] * acc[end]
+            keep_collisions(x, v, x_prev, rows, micro)
+            m = ending(rows, level, top, k, out_rows, out_pos)
+            acc[out_pos[:m]] = self._accelerations(ctx, models, owned, out_rows[:m])
+            kick(v, acc, rows, level, top, k, half, True)
+        self.micro_steps += 1 << top
+        if kept is not None:
+            kept[rows] = acc
 
     def stats(self):
-        return {"time_levels": list(self.levels)}
+        out = {"time_levels": list(self.levels), "force_evaluations": self.evaluations,
+               "micro_steps": self.micro_steps}
+        self.evaluations = self.micro_steps = 0
+        return out
 
 
 INTEGRATORS: dict[str, type[Integrator]] = {

@@ -60,6 +60,10 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("cfl", 1.0, "", 0.01, 10.0, label="CFL Number",
               description="Largest distance a particle or a moving collider's surface may travel in one "
                           "substep, in particle spacings."),
+    Parameter("time_steps", "individual", choices=("individual", "global"), label="Time Steps",
+              description="For the sph model (leapfrog): individual gives each particle the longest power-of-two "
+                          "share of the substep its own stability allows (Desbrun & Cani 1996, section 5.2); "
+                          "global gives every particle the shortest (the same result at a higher cost)."),
     Parameter("support_factor", 2.0, "", 1.2, 5.0, label="Interaction Radius",
               description="h / particle spacing: the interaction radius h of Clavet's kernels."),
     Parameter("max_speed", 100.0, "m/s", 1e-3, 1e6,

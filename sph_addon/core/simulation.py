@@ -165,7 +165,7 @@ class Simulation:
             models = [m for m in self.models if m.integrator == name]
             if models:
                 mats = np.array(sorted(k for m in models for k in m.setup.materials), np.int64)
-                schemes.append((cls(), models, mats))
+                schemes.append((cls(self.scene.simulation), models, mats))
         return schemes
 
     def _world(self) -> WorldView:

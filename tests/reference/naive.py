@@ -419,3 +419,57 @@ def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0):
                 continue
             v_new[i] += c * (1.0 - q) ** 2 / rho0 * (v[j] - v[i])
     return v_new
+
+
+def smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension, owned, h, spacing, lattice_sum):
+    """Desbrun & Cani 1996 for every particle, brute force, written from the paper: the density by
+    kernel sum (eq. 3, cubic spline of support h, divided by the lattice's sum), the state equation
+    P = c² (ρ - ρ0) kept above -tension (eq. 6), and the pair accelerations
+    -Σ m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇W_ij (eqs. 4, 5, 7; ∇W of the anti-clustering kernel with
+    support h) with Monaghan 2000's artificial pressure under tension, plus Morris' viscous Laplacian. A
+    neighbour whose material is not ``owned`` is taken at
+    the particle's own density and pressure. Returns (ρ, P, a) for all particles (walls aside)."""
+    n = len(x)
+    eps = 0.5 * h
+
+    def spline(r):
+        q = r / h
+        if q >= 1.0:
+            return 0.0
+        w = 6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3
+        return 8.0 / (math.pi * h**3) * w
+
+    def grad_spiky(r):  # dW/dr / r of 15/(π h⁶) (h - r)³
+        return -45.0 / (math.pi * h**6) * (h - r) ** 2 / r
+
+    rho = np.empty(n)
+    for i in range(n):
+        rho[i] = sum(mass[mat[j]] * spline(float(np.linalg.norm(x[i] - x[j]))) for j in range(n)) / lattice_sum
+    p = np.maximum(c[mat] ** 2 * (rho - rho0[mat]), -tension[mat])
+    acc = np.zeros((n, 3))
+    for i in range(n):
+        for j in range(n):
+            xij = x[i] - x[j]
+            r = float(np.linalg.norm(xij))
+            if j == i or r >= h:
+                continue
+            mi, mj = mat[i], mat[j]
+            if owned[mj]:
+                rj, pj, etaj = rho[j], p[j], rho[j] * nu[mj]
+                cb, ab = 0.5 * (c[mi] + c[mj]), 0.5 * (alpha[mi] + alpha[mj])
+            else:
+                rj, pj, cb, ab, etaj = rho[i], p[i], c[mi], alpha[mi], rho[i] * nu[mi]
+            # Monaghan 2000's artificial pressure: 0.2 |P|/ρ² of each particle under tension, times f⁴,
+            # f = W(r)/W(s) of the density kernel.
+            art = 0.2 * (max(0.0, -p[i]) / rho[i] ** 2 + max(0.0, -pj) / rj**2) * (spline(r) / spline(spacing)) ** 4
+            vij = v[i] - v[j]
+            vr = float(vij @ xij)
+            big_pi = 0.0
+            if vr < 0.0:
+                mu = eps * vr / (r * r + 0.01 * eps * eps)
+                big_pi = ab * (-cb * mu + 2.0 * mu * mu) / (0.5 * (rho[i] + rj))
+            g = grad_spiky(r)
+            acc[i] -= mass[mj] * (p[i] / rho[i] ** 2 + pj / rj**2 + art + big_pi) * g * xij
+            acc[i] += (mass[mj] * (rho[i] * nu[mi] + etaj) / (rho[i] * rj) * g * r * r
+                       / (r * r + 0.01 * eps * eps) * vij)
+    return rho, p, acc

@@ -101,6 +101,11 @@ class Walls:
                          np.ascontiguousarray(pos, np.float64), np.ascontiguousarray(points, np.float64), d)
         return d
 
+    def distance_to(self, k: int, points: np.ndarray) -> np.ndarray:
+        """(k,) signed distance (m) from each point to collider ``k``'s surface, negative inside."""
+        c, rot, pos = self.placed[k]
+        return self._distance_to(c, rot, pos, points)
+
     def distance(self, points: np.ndarray) -> np.ndarray:
         """(k,) signed distance (m) from each point to the nearest collider surface, negative inside."""
         best = np.full(len(points), np.inf)

@@ -8,19 +8,20 @@ arrays and cache fields it adds, its time-stepping scheme and its hooks.
 The order of this dict is the order of the stages: in every substep the
 models' velocity stages, then their position stages, run in registry order,
 whatever order the scene lists its materials in. Adding a model = a new module
-+ one line here + its tests (docs/adding_a_model.md); the ``sph`` model after
-Desbrun-Cani 1996 plugs in here.
++ one line here + its tests (docs/adding_a_model.md).
 """
 
 from __future__ import annotations
 
 from .base import MaterialModel, ModelSetup
 from .elastic_becker2009 import ElasticModel
+from .sph_desbrun1996 import SphModel
 from .viscoelastic_clavet2005 import ViscoelasticModel
 
 SOLVERS: dict[str, type[MaterialModel]] = {
     ViscoelasticModel.name: ViscoelasticModel,
     ElasticModel.name: ElasticModel,
+    SphModel.name: SphModel,
 }
 
 

@@ -280,19 +280,28 @@ class MaterialModel:
                 term.apply(ctx)
 
     def accelerations(self, ctx: StepContext, idx: np.ndarray, out: np.ndarray) -> None:
-        """Add the accelerations (m/s², gravity excluded) of particles ``idx`` into ``out`` (len(idx), 3).
+        """Add the accelerations (m/s², gravity excluded) of particles ``idx`` into ``out`` (len(idx), 3):
+        its terms', in order.
 
         Called by force-based schemes (leapfrog) at each particle's own step; the
         positions in ``ctx`` are the current ones.
         """
+        for term in self.term_objects:
+            term.accelerations(ctx, idx, out)
 
     def max_dt(self, world: WorldView) -> float:
         """Largest stable substep of this model, s (inf: no limit): its terms' smallest."""
         return min((term.max_dt(world) for term in self.term_objects), default=math.inf)
 
     def particle_dt(self, world: WorldView, idx: np.ndarray) -> np.ndarray:
-        """Largest stable step of each particle ``idx``, s (individual time steps; default: ``max_dt``)."""
-        return np.full(len(idx), self.max_dt(world))
+        """Largest stable step of each particle ``idx``, s (individual time steps): ``max_dt``, or less
+        where one of its terms asks for less."""
+        out = np.full(len(idx), self.max_dt(world))
+        for term in self.term_objects:
+            limit = term.particle_dt(world, idx)
+            if limit is not None:
+                np.minimum(out, limit, out=out)
+        return out
 
     def work_per_substep(self, dt: float) -> float:
         """This model's own work in a substep of ``dt`` s beyond the fixed per-substep work (neighbour

@@ -138,6 +138,15 @@ class Term:
         """Longest stable substep this term allows, s (inf: no limit)."""
         return math.inf
 
+    def accelerations(self, ctx, idx: np.ndarray, out: np.ndarray) -> None:
+        """Force-based schemes (leapfrog): add the accelerations (m/s², gravity excluded) this term gives
+        particles ``idx`` at the current positions into ``out`` (len(idx), 3)."""
+
+    def particle_dt(self, world, idx: np.ndarray) -> np.ndarray | None:
+        """Force-based schemes: the longest stable step of each particle ``idx``, s, or None when the
+        term has no limit of its own beyond :meth:`max_dt`."""
+        return None
+
     def work_per_substep(self, dt: float) -> float:
         """Work of one substep of ``dt`` s beyond the fixed per-substep work (neighbour search,
         collisions), in units of that fixed work (the substep policy adds the fixed work once)."""

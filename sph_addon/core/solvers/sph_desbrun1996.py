@@ -1,0 +1,62 @@
+"""Smoothed particles (Desbrun & Cani 1996) and the classic SPH liquid (Treuille): the ``sph`` model.
+
+References: M. Desbrun, M.-P. Cani, *Smoothed Particles: A new paradigm for animating highly
+deformable bodies*, EGCAS 1996 (``shared/papers/000``); A. Treuille, lecture *Particle-based Liquids*
+(``002``).
+
+One model for both: the classic liquid is the state equation without tension (``tensile_strength``
+0) and a small artificial viscosity; Desbrun's soft inelastic lumps (putty, clay, mashed potato, wet
+snow) keep tension down to a cohesive strength and take a strong artificial viscosity (α ~ 1, the
+paper's). Its one term (``smoothed_particles_desbrun1996``) gives the accelerations; the particles are
+advanced by the leapfrog scheme with individual power-of-two steps (section 5.2, eq. 8;
+``integrators.Leapfrog``), each particle's level written to the cache as ``time_level``.
+
+Physical units: density (kg/m³), speed of sound (m/s, the state equation's κ = c²), kinematic
+viscosity (m²/s), the cohesion as a tensile strength (Pa); the artificial viscosity's α is the
+method's own number. The kernels' radius is the scene's h (support), Desbrun's h being h/2.
+"""
+
+from __future__ import annotations
+
+from ..terms.smoothed_particles_desbrun1996 import SmoothedParticlesDesbrun1996, lattice_sums
+from .base import CacheField, DerivedConstant, MaterialModel
+from .presets import SPH_PRESETS
+from .sph_desbrun1996_parameters import NAME, PARAMETERS
+
+GRAVITY = 9.81  # m/s², for the column depth the panel reports
+
+
+class SphModel(MaterialModel):
+    """Every material whose model is ``sph`` (Desbrun & Cani 1996, Treuille), on the model contract."""
+
+    name = NAME
+    label = "SPH"
+    description = ("Desbrun-Cani 1996 smoothed particles and the classic SPH liquid, individual time steps: "
+                   "water, putty, clay, mashed potato, wet snow")
+    citation = "Desbrun & Cani, Smoothed Particles: A new paradigm for animating highly deformable bodies, 1996"
+    parameters = PARAMETERS
+    presets = SPH_PRESETS
+    integrator = "leapfrog"
+    terms = (SmoothedParticlesDesbrun1996,)
+    cache_fields = (CacheField("time_level", "time_level", None, "u1",
+                               "individual time-step level l of the particle's last substep (its step is the "
+                               "substep / 2^l)"),)
+    density = "density"
+
+    @classmethod
+    def derived(cls, params, spacing, h, dt=None):
+        """κ = c², the column that the state equation holds within 1 %, the step eq. 8 allows at rest,
+        the artificial viscosity's shear viscosity, the lattice's kernel sum."""
+        c = params.speed_of_sound
+        eps = 0.5 * h
+        calm = 0.3 * eps / (c * (1.0 + 0.6 * params.artificial_viscosity))
+        if params.kinematic_viscosity > 0.0:
+            calm = min(calm, 0.125 * eps * eps / params.kinematic_viscosity)
+        full, _ = lattice_sums(spacing, h)
+        return (DerivedConstant("stiffness", c * c, "m^2/s^2", "κ = c² of P = κ (ρ - ρ0)"),
+                DerivedConstant("depth_at_1_percent", 0.01 * c * c / GRAVITY, "m",
+                                "Column depth compressed by 1 %"),
+                DerivedConstant("calm_dt", calm, "s", "Step of a particle at rest (eq. 8)"),
+                DerivedConstant("artificial_shear_viscosity", params.artificial_viscosity * c * eps / 10.0, "m^2/s",
+                                "Shear viscosity of the artificial viscosity"),
+                DerivedConstant("lattice_sum", full, "", "Kernel sum over the lattice (divides the density)"))

@@ -1,0 +1,201 @@
+"""Smoothed particles (Desbrun & Cani 1996) and the classic SPH liquid (Treuille's lecture): the forces.
+
+References: M. Desbrun, M.-P. Cani, *Smoothed Particles: A new paradigm for animating highly
+deformable bodies*, EGCAS 1996 (``shared/papers/000``, slides ``001``); A. Treuille, lecture
+*Particle-based Liquids* (``002``); J. P. Morris, P. J. Fox, Y. Zhu, *Modeling low Reynolds number
+incompressible flows using SPH*, J. Comput. Phys. 136 (1997) for the viscous Laplacian.
+
+For a force-based scheme (``integrators.Leapfrog``): :meth:`accelerations` evaluates, for the particles
+asked,
+
+1. the density by kernel sum, ρ_i = Σ_j m_j W_ij (eq. 3), divided by the kernel's sum over the particle
+   lattice so that a lattice at rest is at ρ0 (the mass is ρ0 s³), plus the fluid a wall stands for;
+2. the state equation P = c² (ρ - ρ0) (eq. 6, Treuille's p = κ (ρ - ρ̄) with κ = c²), with tension
+   kept down to -``tensile_strength``: 0 makes the classic liquid (no negative pressure), a positive
+   value Desbrun's cohesive lump (section 3.1);
+3. the symmetric pressure force (eqs. 4, 7) and the artificial viscosity Π_ij (eq. 5, scaled by α)
+   with the anti-clustering kernel's gradient (section 3.2), and the kinematic viscosity ν as the
+   viscous Laplacian in Morris' form (Treuille's f = μ Σ m_j v_ij/ρ_j ∇²W, which with a kernel's own
+   ∇²W does not hold ν at every spacing);
+4. walls: a collider's surface within h of a particle stands for fluid at the particle's own density
+   and pressure behind a plane (the mirror of a boundary particle, Akinci et al. 2012's pressure
+   mirroring taken to the continuum): it adds ρ0 Γ(d) to the density (Γ the share of the density
+   kernel beyond a plane at distance d, scaled so that a lattice's first layer at d = s/2 is at ρ0)
+   and pushes with -2 P⁺/ρ² ρ0 Γ_p'(d) n (Γ_p the same share of the pressure kernel, P⁺ = max(P, 0):
+   a wall does not pull a cohesive lump; stickiness is the collider's). Penetration is stopped by
+   the collisions, which the scheme resolves at every micro-step.
+
+:meth:`particle_dt` is eq. 8 (and the velocity, viscosity bounds): the scheme's individual levels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import ArraySpec, Term
+
+# The substep the policy may choose, in units of the step a particle at rest allows (eq. 8 with
+# μ = 0): particles at rest then take 4 steps per neighbour search, and faster ones more.
+CALM_STEPS_PER_SUBSTEP = 4
+
+
+def lattice_sums(spacing: float, h: float) -> tuple[float, float]:
+    """(S, S_wall): the cubic spline's sum s³ Σ W over a simple cubic lattice of ``spacing`` around
+    one of its sites (itself included), and the part of it beyond a wall half a spacing below the
+    site (the layers at -s, -2s, ...): what a wall must give the first layer."""
+    reach = int(math.ceil(h / spacing))
+    k = np.arange(-reach, reach + 1)
+    ox, oy, oz = np.meshgrid(k, k, k, indexing="ij")
+    r = spacing * np.sqrt(ox**2 + oy**2 + oz**2).ravel()
+    q = r / h
+    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
+    w *= 8.0 / (math.pi * h**3) * spacing**3
+    return float(w.sum()), float(w[oz.ravel() < 0].sum())
+
+
+class SmoothedParticlesDesbrun1996(Term):
+    """Density, state equation, pressure, artificial and physical viscosity, walls (module docstring)."""
+
+    name = "smoothed_particles_desbrun1996"
+    citation = "Desbrun & Cani, Smoothed Particles, EGCAS 1996; Treuille, Particle-based Liquids"
+    parameters = ("density", "speed_of_sound", "kinematic_viscosity", "artificial_viscosity", "tensile_strength")
+    arrays = {
+        "sph_density": ArraySpec((), np.float64, math.nan, "kernel-sum density at the last evaluation, kg/m³"),
+        "sph_pressure": ArraySpec((), np.float64, 0.0, "pressure at the last evaluation, Pa"),
+        "acceleration": ArraySpec((3,), np.float64, math.nan, "acceleration at the end of the last substep, "
+                                                              "gravity included, m/s² (opens the next one)"),
+        "time_level": ArraySpec((), np.uint8, 0, "individual time-step level l: the particle's step is the "
+                                                 "substep / 2^l"),
+    }
+
+    def __init__(self, setup):
+        super().__init__(setup)
+        s, h = setup.spacing, setup.h
+        densities = setup.densities or tuple(getattr(setup.materials.get(k), "density", 1000.0)
+                                             for k in range(setup.n_materials))
+        self.mass = np.asarray(densities, np.float64) * s**3
+        self.rho0 = self.per_material("density")
+        self.c = self.per_material("speed_of_sound")
+        self.c2 = self.c**2
+        self.alpha = self.per_material("artificial_viscosity")
+        self.nu = self.per_material("kinematic_viscosity")
+        self.tension = self.per_material("tensile_strength")
+        # The density a wall stands for: the liquid's own behind it; a cohesive lump (tension) does not
+        # wet a wall, which then stands for nothing and only the collisions hold the lump off it.
+        self.wall_rho0 = np.where(self.tension > 0.0, 0.0, self.rho0)
+        full, wall = lattice_sums(s, h)
+        self.inv_lattice = 1.0 / full
+        q = s / h  # 1 / W(s) of the cubic spline, without its constant: Monaghan 2000's f = W(r) / W(s)
+        self.inv_w_spacing = 1.0 / (6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3)
+        from .smoothed_particles_desbrun1996_kernels import half_space_integrals
+
+        # Γ(d + s/2), scaled: the lattice's first layer (d = s/2) gets exactly what the layers beyond the
+        # wall give it, the second (d = 3s/2, beyond which no site is within h at h = 2s) nothing.
+        d, gamma, _ = half_space_integrals(h)
+        self.table_d = d
+        self.table_gamma = np.interp(d + 0.5 * s, d, gamma, right=0.0) * (wall / full) / float(np.interp(s, d, gamma))
+        self.table_slope = np.gradient(self.table_gamma, d)
+        self.last_density_error = 0.0
+
+    def active_arrays(self):
+        return self.arrays
+
+    # -- walls ------------------------------------------------------------------------------------
+    def _walls_near(self, ctx, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """For each wall within h of particles ``rows``: (their positions in ``rows``, distances d, unit
+        normals into the fluid). A box container's and a plane's faces are walls of their own (the
+        mirror's planes, ``boundary.mirror``): a particle at a tank's edge gets the fluid behind both
+        faces. Other colliders are one wall each, their distance and normal from the signed distance."""
+        from ..boundary.mirror import _faces
+
+        walls = ctx.walls
+        if walls is None or not len(rows):
+            return []
+        out = []
+        pts = np.ascontiguousarray(ctx.x[rows])
+        h = self.setup.h
+        for k, (c, rot, pos) in enumerate(walls.placed):
+            faces = _faces(c, rot, pos)
+            if faces is not None:
+                for plane in faces:
+                    d = pts @ plane[:3] - plane[3]
+                    near = np.flatnonzero(d < h)
+                    if len(near):
+                        out.append((near, np.maximum(d[near], 0.0), np.broadcast_to(plane[:3], (len(near), 3))))
+                continue
+            d = walls.distance_to(k, pts)
+            near = np.flatnonzero(d < h)
+            if not len(near):
+                continue
+            p = pts[near]
+            step = 0.25 * self.setup.spacing
+            grad = np.empty((len(near), 3))
+            for axis in range(3):
+                shift = np.zeros(3)
+                shift[axis] = step
+                grad[:, axis] = walls.distance_to(k, p + shift) - walls.distance_to(k, p - shift)
+            norm = np.linalg.norm(grad, axis=1)
+            grad /= np.where(norm > 0.0, norm, 1.0)[:, None]
+            out.append((near, np.maximum(d[near], 0.0), grad))
+        return out
+
+    # -- the scheme's hooks -----------------------------------------------------------------------
+    def accelerations(self, ctx, idx, out):
+        from .smoothed_particles_desbrun1996_kernels import densities, pair_accelerations, pressures
+
+        rows = np.ascontiguousarray(idx, np.int64)
+        x, mat = ctx.x, ctx.material
+        rho, p = ctx.arrays["sph_density"], ctx.arrays["sph_pressure"]
+        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.setup.h, self.inv_lattice, rho)
+        walls = self._walls_near(ctx, rows)
+        for near, d, _ in walls:
+            at = rows[near]
+            rho[at] += self.wall_rho0[mat[at]] * np.interp(d, self.table_d, self.table_gamma)
+        pressures(rows, mat, rho, self.rho0, self.c2, self.tension, p)
+        acc = np.empty((len(rows), 3))
+        pair_accelerations(x, ctx.v, mat, ctx.nbr, ctx.count, rows, self.mass, rho, p, self.owned, self.c,
+                           self.alpha, self.nu, self.setup.h, self.inv_w_spacing, acc)
+        for near, d, normal in walls:
+            at = rows[near]
+            push = -np.maximum(p[at], 0.0) / rho[at] ** 2 * self.wall_rho0[mat[at]]
+            push *= np.interp(d, self.table_d, self.table_slope)
+            acc[near] += push[:, None] * normal
+        out += acc
+
+    def particle_dt(self, world, idx):
+        from .smoothed_particles_desbrun1996_kernels import stable_steps
+
+        rows = np.ascontiguousarray(idx, np.int64)
+        out = np.empty(len(rows))
+        stable_steps(world.x, world.v, world.material, world.nbr, world.count, rows, self.c, self.alpha, self.nu,
+                     self.setup.h, out)
+        return out
+
+    def calm_dt(self) -> float:
+        """The longest step eq. 8 allows a particle at rest among particles at rest, s (all materials)."""
+        eps = 0.5 * self.setup.h
+        best = math.inf
+        for m in self.setup.materials:
+            best = min(best, 0.3 * eps / (self.c[m] * (1.0 + 0.6 * self.alpha[m])))
+            if self.nu[m] > 0.0:
+                best = min(best, 0.125 * eps * eps / self.nu[m])
+        return best
+
+    def max_dt(self, world):
+        return CALM_STEPS_PER_SUBSTEP * self.calm_dt()
+
+    def work_per_substep(self, dt):
+        return 2.0 * max(1.0, dt / self.calm_dt())
+
+    def frame_stats(self, world):
+        """The mean and largest compression ρ/ρ0 - 1 of the model's particles at their last evaluation."""
+        mine = self.owned[world.material]
+        if not mine.any():
+            return {}
+        err = world.arrays["sph_density"][mine] / self.rho0[world.material[mine]] - 1.0
+        err = err[np.isfinite(err)]
+        if not len(err):
+            return {}
+        return {"sph_compression_mean": float(err.mean()), "sph_compression_max": float(err.max())}

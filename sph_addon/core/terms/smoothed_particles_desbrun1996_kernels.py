@@ -1,0 +1,248 @@
+"""Numba kernels of Desbrun & Cani's smoothed particles (``smoothed_particles_desbrun1996``).
+
+One pass over a set of particles (``rows``, world indices) for the kernel-sum density (eq. 3), one
+for the state equation (eq. 6), one for the pair forces (eqs. 4, 5, 7 and the viscous Laplacian),
+one for each particle's stable step (eq. 8). Every kernel gathers into its own particle from full
+neighbour rows, so the rows run in parallel, race-free, and the sums are in the same order at any
+thread count.
+
+Kernels (``h`` is the support; Desbrun's smoothing length is h/2, as in his anti-clustering kernel):
+
+* density: the cubic spline with support h (Monaghan 1992, SPlisHSPlasH's ``CubicKernel``), divided by
+  its sum over the particle lattice so that a lattice at rest is exactly at ρ0;
+* pressure, cohesion and artificial viscosity: the anti-clustering kernel of section 3.2, whose
+  gradient does not vanish at r = 0 (15/(π h³) (1 - r/h)³ with support h);
+* viscous Laplacian: Morris, Fox & Zhu 1997 (J. Comput. Phys. 136, eq. 10), the form of Treuille's
+  f = μ Σ m_j (v_j - v_i)/ρ_j ∇²W that holds the kinematic viscosity ν at any spacing (a kernel's
+  own ∇²W does not).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import config
+from ..kernel_cache import njit, prange
+
+
+@njit(**config.NJIT_PARALLEL)
+def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, rho):
+    """ρ_i = Σ_j m_j W(r_ij) / S over the particle and its neighbours (Desbrun & Cani eq. 3).
+
+    Parameters
+    ----------
+    x : (n,3) positions, m. mat : (n,) uint8 material ids. nbr, count : neighbour rows.
+    rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg.
+    h : support, m. inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
+    rho : (n,) kg/m³, written at ``rows``.
+    """
+    k_w = 8.0 / (math.pi * h * h * h)
+    inv_h = 1.0 / h
+    h2 = h * h
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        xi = x[i, 0]
+        yi = x[i, 1]
+        zi = x[i, 2]
+        s = mass[mat[i]]
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            dx = xi - x[j, 0]
+            dy = yi - x[j, 1]
+            dz = zi - x[j, 2]
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 >= h2:
+                continue
+            q = math.sqrt(d2) * inv_h
+            if q <= 0.5:
+                w = 6.0 * (q * q * q - q * q) + 1.0
+            else:
+                a = 1.0 - q
+                w = 2.0 * a * a * a
+            s += mass[mat[j]] * w
+        rho[i] = s * k_w * inv_lattice
+
+
+@njit(**config.NJIT_PARALLEL)
+def pressures(rows, mat, rho, rho0, c2, tension, p):
+    """P = c² (ρ - ρ0), kept above -``tension`` (Desbrun & Cani eq. 6: tension is cohesion).
+
+    Parameters
+    ----------
+    rows : (k,) int64. mat : (n,) uint8. rho : (n,) kg/m³. rho0, c2, tension : per material,
+    kg/m³, m²/s², Pa. p : (n,) Pa, written at ``rows``.
+    """
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        m = mat[i]
+        pi = c2[m] * (rho[i] - rho0[m])
+        p[i] = pi if pi > -tension[m] else -tension[m]
+
+
+@njit(**config.NJIT_PARALLEL)
+def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, out):
+    """Accelerations of ``rows`` from their neighbours, m/s², into ``out`` (k,3) (row r of ``rows``).
+
+    a_i = -Σ_j m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇_i W_ij                      (eqs. 4, 5, 7)
+        + Σ_j m_j (ρ_i ν_i + ρ_j ν_j)/(ρ_i ρ_j) (x_ij·∇_i W_ij)/(r_ij² + 0.01 ε²) v_ij  (Morris eq. 10)
+
+    with Π_ij = ᾱ (-c̄ μ_ij + 2 μ_ij²)/ρ̄_ij when v_ij·x_ij < 0, μ_ij = ε v_ij·x_ij/(r_ij² + ε²/100),
+    ε = h/2 (Desbrun's h), x_ij = x_i - x_j, and ∇W the anti-clustering kernel's. Each pair's term
+    is equal and opposite, so momentum is conserved when both particles are evaluated together.
+    A neighbour of another model (``owned`` false for its material) is taken at this particle's
+    density and pressure, as a boundary particle (its own scheme moves it).
+
+    Parameters
+    ----------
+    x, v : (n,3) m, m/s. mat : (n,) uint8. nbr, count : neighbour rows. rows : (k,) int64.
+    mass : per material, kg. rho, p : (n,) kg/m³, Pa (current at ``rows`` and at the owned
+    neighbours). owned : per material, bool. c, alpha, nu : per material, m/s, -, m²/s.
+    h : support, m. out : (k,3) m/s², overwritten.
+    """
+    eps = 0.5 * h
+    eps2 = 0.01 * eps * eps
+    h2 = h * h
+    g = -45.0 / (math.pi * h2 * h2 * h2)  # dW/dr = g (h - r)² of 15/(π h⁶) (h - r)³
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        mi = mat[i]
+        xi = x[i, 0]
+        yi = x[i, 1]
+        zi = x[i, 2]
+        vxi = v[i, 0]
+        vyi = v[i, 1]
+        vzi = v[i, 2]
+        rhoi = rho[i]
+        pi = p[i] / (rhoi * rhoi)
+        ri = -0.2 * pi if pi < 0.0 else 0.0
+        ci = c[mi]
+        ai = alpha[mi]
+        etai = rhoi * nu[mi]
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            dx = xi - x[j, 0]
+            dy = yi - x[j, 1]
+            dz = zi - x[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            if r2 >= h2 or r2 == 0.0:
+                continue
+            mj = mat[j]
+            if owned[mj]:
+                rhoj = rho[j]
+                pj = p[j] / (rhoj * rhoj)
+                rj = -0.2 * pj if pj < 0.0 else 0.0
+                cbar = 0.5 * (ci + c[mj])
+                abar = 0.5 * (ai + alpha[mj])
+                etaj = rhoj * nu[mj]
+            else:
+                rhoj = rhoi
+                pj = pi
+                rj = ri
+                cbar = ci
+                abar = ai
+                etaj = etai
+            rr = math.sqrt(r2)
+            d = h - rr
+            grad = g * d * d / rr  # ∇_i W = grad · x_ij
+            ux = vxi - v[j, 0]
+            uy = vyi - v[j, 1]
+            uz = vzi - v[j, 2]
+            vr = ux * dx + uy * dy + uz * dz
+            f = pi + pj
+            if ri + rj != 0.0:  # Monaghan 2000's artificial pressure, against clustering under tension
+                q = rr / h
+                if q <= 0.5:
+                    w = 6.0 * (q * q * q - q * q) + 1.0
+                else:
+                    w = 2.0 * (1.0 - q) * (1.0 - q) * (1.0 - q)
+                fw = w * inv_w_spacing
+                fw *= fw
+                f += (ri + rj) * fw * fw
+            if vr < 0.0 and abar != 0.0:
+                mu = eps * vr / (r2 + eps2)
+                f += abar * (-cbar * mu + 2.0 * mu * mu) / (0.5 * (rhoi + rhoj))
+            f *= -mass[mj] * grad
+            visc = etai + etaj
+            if visc != 0.0:
+                fv = mass[mj] * visc / (rhoi * rhoj) * grad * r2 / (r2 + eps2)
+                ax += fv * ux
+                ay += fv * uy
+                az += fv * uz
+            ax += f * dx
+            ay += f * dy
+            az += f * dz
+        out[r, 0] = ax
+        out[r, 1] = ay
+        out[r, 2] = az
+
+
+@njit(**config.NJIT_PARALLEL)
+def stable_steps(x, v, mat, nbr, count, rows, c, alpha, nu, h, out):
+    """Each particle's longest stable step, s, into ``out`` (k,) (Desbrun & Cani eq. 8).
+
+    δt_i = 0.3 ε / (c + 0.6 α (c + 2 max_j μ_ij)), the paper's bound with the artificial viscosity's
+    α (α = 1 gives eq. 8), and no longer than 0.3 ε/|v_i| (eq. 8's second bound) and 0.125 ε²/ν
+    (Morris et al. 1997, eq. 14); ε = h/2. The bound from the acceleration is the scheme's
+    (``integrators.Leapfrog``).
+    """
+    eps = 0.5 * h
+    eps2 = 0.01 * eps * eps
+    h2 = h * h
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        mi = mat[i]
+        mu_max = 0.0
+        for kk in range(count[i]):
+            j = nbr[i, kk]
+            dx = x[i, 0] - x[j, 0]
+            dy = x[i, 1] - x[j, 1]
+            dz = x[i, 2] - x[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            if r2 >= h2:
+                continue
+            vr = (v[i, 0] - v[j, 0]) * dx + (v[i, 1] - v[j, 1]) * dy + (v[i, 2] - v[j, 2]) * dz
+            if vr < 0.0:
+                mu = -eps * vr / (r2 + eps2)
+                if mu > mu_max:
+                    mu_max = mu
+        dt = 0.3 * eps / (c[mi] + 0.6 * alpha[mi] * (c[mi] + 2.0 * mu_max))
+        speed = math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
+        if speed * dt > 0.3 * eps:
+            dt = 0.3 * eps / speed
+        if nu[mi] * dt > 0.125 * eps * eps:
+            dt = 0.125 * eps * eps / nu[mi]
+        out[r] = dt
+
+
+def half_space_integrals(h: float, samples: int = 512) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The share of the density kernel beyond a plane, and the anti-clustering gradient's, tabulated.
+
+    For a plane at distance d from a particle: Γ(d) = ∫_{z>d} W dV = ∫_d^h 2π r (r - d) W(r) dr of the
+    cubic spline (what a flat wall's fluid behind it adds to the density, per unit ρ0), and
+    Γ_p'(d) = -∫_d^h 2π r W_p(r) dr, the derivative of the same share of the anti-clustering kernel
+    W_p (the pressure gradient a mirrored fluid exerts, per unit ρ0). Returns (d, Γ, Γ_p') at
+    ``samples`` points over [0, h], by the trapezoid rule on 20,000 points.
+    """
+    r = np.linspace(0.0, h, 20001)
+    q = r / h
+    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, 2.0 * (1.0 - q) ** 3) * 8.0 / (np.pi * h**3)
+    wp = 15.0 / (np.pi * h**6) * (h - r) ** 3
+    d = np.linspace(0.0, h, samples)
+    gamma = np.empty(samples)
+    slope = np.empty(samples)
+    for k, dk in enumerate(d):
+        beyond = r >= dk
+        rb = r[beyond]
+        gamma[k] = _trapezoid(2 * np.pi * rb * (rb - dk) * w[beyond], rb)
+        slope[k] = -_trapezoid(2 * np.pi * rb * wp[beyond], rb)
+    return d, gamma, slope
+
+
+def _trapezoid(f: np.ndarray, r: np.ndarray) -> float:
+    """∫ f dr by the trapezoid rule (numpy 1 and 2 name theirs differently)."""
+    return float(0.5 * np.sum((f[1:] + f[:-1]) * np.diff(r))) if len(r) > 1 else 0.0
