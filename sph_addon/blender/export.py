@@ -197,6 +197,11 @@ def _upgrade(scene, domain) -> None:
         d.surface.normals = d.surface.normals
 
 
+# Domain simulation settings newer than the first scene files (left out of the file at their defaults).
+_ADDED_SIMULATION = ("time_scale", "time_steps")
+_SIMULATION_DEFAULTS = {p.name: p.default for p in props.DOMAIN_SIMULATION}
+
+
 def _simulation(scene, d) -> dict:
     """The scene file's ``simulation`` section from the Domain's settings and the scene's gravity."""
     gravity = tuple(scene.gravity) if d.use_scene_gravity else tuple(d.gravity)
@@ -206,8 +211,9 @@ def _simulation(scene, d) -> dict:
     simulation["gravity"] = typed_value(gravity)
     # Controls added since scene files were first written are left out at their defaults, so a file
     # that does not use them exports the scene older versions wrote (and a bake they began resumes).
-    if simulation["time_scale"] == 1.0:
-        del simulation["time_scale"]
+    for name in _ADDED_SIMULATION:
+        if simulation[name] == _SIMULATION_DEFAULTS[name]:
+            del simulation[name]
     return simulation
 
 
@@ -236,6 +242,14 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.
 
 def _solid_source(ob, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:
     """A Solid: its own mesh (before modifiers, world space) filled with particles that carry it (bind_mesh)."""
+    model = ob.sph.material.model
+    if model != props.SOLID_MODEL:
+        # Said here in the panel's words: the core's refusal of bind_mesh speaks of the scene file.
+        solid = props.model_label(props.SOLID_MODEL)
+        raise ExportError(f"{ob.name}: Model",
+                          f"only particles of the {solid} model carry a Solid's mesh ({props.model_label(model)} "
+                          f"particles do not); choose {solid}, or make the object a Fluid (a material that splits "
+                          "and merges, like the SPH model's putty or clay, is a Fluid)")
     co, tris = base_mesh_world(ob)
     volume = abs(signed_volume(co, tris)) if len(tris) else 0.0
     if volume < 0.5 * spacing ** 3:

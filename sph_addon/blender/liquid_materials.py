@@ -25,7 +25,15 @@ and the soft solids of the elastic model:
   surface and some scattering inside;
 - silicone: off-white, matte, translucent by wide subsurface scattering (IOR 1.41, silicone's);
 - rubber: opaque charcoal, a satin sheen;
-- flesh: a skin tone, subsurface scattering that reaches farthest in red (as skin's does).
+- flesh: a skin tone, subsurface scattering that reaches farthest in red (as skin's does);
+
+and the lumps and liquid of the sph model:
+
+- classic_water: water's look (it is water);
+- putty: off-white cream (chalk in linseed oil), matte, a trace of subsurface scattering;
+- clay: terracotta brown, a faint wet sheen (a thin clear coat);
+- mashed_potato: pale yellow, matte, soft subsurface scattering;
+- wet_snow: white with a blue cast, translucent by wide subsurface scattering (IOR 1.31, ice's).
 
 Presets belong to a model (two models may each have a ``water``), so a look is keyed by the
 model and the preset. A preset with no look here (a model added later) gets the neutral
@@ -98,7 +106,17 @@ LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
     "rubber": Look(color=(0.04, 0.04, 0.045), roughness=0.45, specular=0.4),
     "flesh": Look(color=(0.8, 0.5, 0.4), roughness=0.45, ior=1.4, subsurface=1.0,
                   subsurface_radius=(1.0, 0.2, 0.1), subsurface_scale=0.01),
+}, "sph": {
+    "putty": Look(color=(0.78, 0.74, 0.62), roughness=0.7, specular=0.3, subsurface=0.05,
+                  subsurface_radius=(1.0, 0.9, 0.7), subsurface_scale=0.003),
+    "clay": Look(color=(0.42, 0.2, 0.11), roughness=0.6, specular=0.35, coat=0.15, coat_roughness=0.2),
+    "mashed_potato": Look(color=(0.93, 0.82, 0.52), roughness=0.75, specular=0.35, subsurface=0.3,
+                          subsurface_radius=(1.0, 0.85, 0.5), subsurface_scale=0.005),
+    "wet_snow": Look(color=(0.9, 0.93, 0.97), roughness=0.5, ior=1.31, subsurface=1.0,
+                     subsurface_radius=(0.8, 0.9, 1.0), subsurface_scale=0.02),
 }}
+# The sph model's classic water is water: it looks like the viscoelastic model's.
+LOOKS["sph"]["classic_water"] = LOOKS["viscoelastic"]["water"]
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 
 

@@ -22,6 +22,12 @@ Roles follow Mantaflow's vocabulary: a Domain holds the simulation, cache and
 surface settings; Fluid objects are filled with particles; Inflow objects emit
 them; Colliders push them; a Solid is filled with particles of an elastic
 material (Becker 2009) and its own mesh is carried by them (``replay_solid``).
+The model selector is one property shared by every role that carries a material,
+so each of them lists every registered model. A Solid's mesh is carried by the
+rotations of its particles, which only :data:`SOLID_MODEL` keeps (the core's
+``bind_mesh`` check): a Solid set to another model is refused at export with
+the advice to make the object a Fluid (the ``sph`` model's lumps, which split
+and merge, have no rest shape to carry a mesh).
 """
 
 from __future__ import annotations
@@ -270,7 +276,7 @@ def _model_group_class(name: str, spec) -> type:
     label = model_label(name)
     if spec.presets:
         # Shown sorted by name; stored by stable number, so a new preset changes no saved file.
-        items = numbered([(p, p.title(), f"Material preset '{p}' of the {name} model")
+        items = numbered([(p, p.replace("_", " ").title(), f"Material preset '{p}' of the {name} model")
                           for p in sorted(spec.presets)], f"presets of material model {name!r}")
         ann["preset"] = EnumProperty(name="Preset", items=items, default=default_preset(name),
                                      update=_preset_updater(name),

@@ -20,6 +20,7 @@ import bpy
 import numpy as np
 
 from ..core.plyio import PlyError, read_ply
+from ..core.solvers import SOLVERS
 
 log = logging.getLogger(__name__)
 
@@ -98,25 +99,34 @@ def write_surface(me: bpy.types.Mesh, vertices: np.ndarray | None, faces: np.nda
     me.update(calc_edges=True)
 
 
+def model_fields() -> dict[str, str]:
+    """The registered models' extra particle fields (``MaterialModel.cache_fields``) as point attributes:
+    name -> Blender data type, ``INT`` for an integer field (a level, a count), else ``FLOAT``."""
+    return {f.name: 'INT' if np.dtype(f.dtype).kind in "iu" else 'FLOAT'
+            for spec in SOLVERS.values() for f in spec.cache_fields}
+
+
 def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, particles: bool) -> None:
     """The attributes the import mechanism stores too (``replay_nodes._attribute_chain``).
 
     ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
     BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
-    integer ``id`` and ``age`` (s) when the cache has them. An attribute the frame lacks is
-    removed, so a mesh never shows a previous frame's values.
+    integer ``id``, ``age`` (s) and each model's cache field (``time_level`` of the sph model) when
+    the cache has them. An attribute the frame lacks is removed, so a mesh never shows a previous
+    frame's values.
     """
     vel = _columns(vertices, ("vx", "vy", "vz"))
     names = set(vertices.dtype.names or ()) if vertices is not None else set()
     values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
               "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
               "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
+    optional = {"id": 'INT', "age": 'FLOAT', **model_fields()}
     if particles:
-        if "id" in names:
-            values["id"] = ('INT', "value", _column(vertices, "id", np.int32, n))
-        if "age" in names:
-            values["age"] = ('FLOAT', "value", _column(vertices, "age", np.float32, n))
-    for name in ("id", "age"):
+        for name, data_type in optional.items():
+            if name in names:
+                values[name] = (data_type, "value",
+                                _column(vertices, name, np.int32 if data_type == 'INT' else np.float32, n))
+    for name in optional:
         if name not in values and name in me.attributes:
             me.attributes.remove(me.attributes[name])
     for name, (data_type, key, data) in values.items():

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import bpy
 
+from .replay_frames import model_fields
+
 PARTICLES = "particles"
 SURFACE = "surface"
 KINDS = (PARTICLES, SURFACE)
@@ -21,7 +23,8 @@ TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<versio
 # 3: integer id and material, speed; vx vy vz and particle_id removed.
 # 4: Time Scale input: velocity in timeline seconds (motion blur in slow motion); nothing before the
 #    first frame with particles; Render First/Last Frame (a farm's expected surfaces, renders only).
-GROUP_VERSION = 4
+# 5: the models' integer cache fields (the sph model's time_level) stored as integers where present.
+GROUP_VERSION = 5
 FIRST, LAST = "First Frame", "Last Frame"
 RENDER_FIRST, RENDER_LAST = "Render First Frame", "Render Last Frame"
 TIME_SCALE = "Time Scale"
@@ -226,6 +229,27 @@ def _scaled(ng: bpy.types.NodeTree, vector: bpy.types.NodeSocket, factor: bpy.ty
     return scale.outputs["Vector"]
 
 
+def _store_if_present(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, name: str, data_type: str,
+                      x: int) -> bpy.types.NodeSocket:
+    """The imported attribute ``name`` stored again as ``data_type`` where the file has it; a file without it
+    (a bake without that model) gets no attribute rather than zeros."""
+    nodes, links = ng.nodes, ng.links
+    read = _named(ng, name, data_type, (x - 200, -200))
+    stored = _store(ng, geometry, name, data_type, read.outputs["Attribute"], x)
+    # Exists is a field; a geometry Switch needs one value: "some point has it" (its maximum).
+    stats = nodes.new("GeometryNodeAttributeStatistic")
+    stats.location = (x, -350)
+    links.new(geometry, stats.inputs["Geometry"])
+    links.new(read.outputs["Exists"], stats.inputs["Attribute"])
+    present = nodes.new("GeometryNodeSwitch")
+    present.input_type = 'GEOMETRY'
+    present.location = (x + 200, 0)
+    links.new(stats.outputs["Max"], present.inputs["Switch"])
+    links.new(geometry, present.inputs["False"])
+    links.new(stored, present.inputs["True"])
+    return present.outputs[0]
+
+
 def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kind: str,
                      time_scale: bpy.types.NodeSocket) -> bpy.types.NodeSocket:
     """The imported PLY properties as the attributes a shader or Geometry Nodes wants (4.5+).
@@ -237,7 +261,8 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
     particles, ``id`` becomes an integer from ``particle_id`` (4.5 drops a float ``id``,
     the name being reserved for integers; 5.0 keeps it) or, in caches written before
     ``particle_id``, from ``id``; a cache with neither gets none. ``age`` (seconds) arrives
-    as it should.
+    as it should, and so does each model's float cache field; an integer one (``time_level``)
+    becomes an integer where the file has it (``replay_frames.model_fields``).
     """
     nodes, links = ng.nodes, ng.links
     x = -100
@@ -285,6 +310,10 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
         geometry = has_ids.outputs[0]
         removed.append("particle_id")
         x += 600
+        for name, data_type in model_fields().items():
+            if data_type != 'FLOAT':  # a float field arrives as it should
+                geometry = _store_if_present(ng, geometry, name, data_type, x)
+                x += 600
     for name in removed:
         remove = nodes.new("GeometryNodeRemoveAttribute")
         remove.location = (x, 0)

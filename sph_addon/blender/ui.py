@@ -43,7 +43,9 @@ def _draw_params(layout, group, params, units: bool = False):
     col.use_property_split = True
     col.use_property_decorate = False
     for p in params:
-        if units and p.unit and p.unit not in props.NATIVE_UNITS and p.unit not in props.NATIVE_VECTOR_UNITS:
+        # Blender shows velocity units only on vectors: a scalar speed (speed of sound, m/s) takes its unit here.
+        native = p.unit in props.NATIVE_UNITS or (p.kind == "vector" and p.unit in props.NATIVE_VECTOR_UNITS)
+        if units and p.unit and not native:
             col.prop(group, p.name, text=f"{p.ui_label} ({unit_text(p.unit)})")
         else:
             col.prop(group, p.name)
@@ -201,8 +203,10 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
         if "preset" in group.bl_rna.properties:
             col.prop(group, "preset")
         if ob.sph.role == 'SOLID' and m.model != props.SOLID_MODEL:
-            self.layout.label(text=f"A Solid needs the {props.SOLID_MODEL.title()} model to carry its mesh",
+            self.layout.label(text=f"A Solid needs the {props.model_label(props.SOLID_MODEL)} model to carry its mesh",
                               icon='ERROR')
+            # The model's particles do not carry a mesh: lumps that split and merge are Fluids.
+            self.layout.label(text="A material that splits and merges (putty, clay) is a Fluid")
         if ob.sph.role in {'FLUID', 'SOLID'}:
             col.prop(m, "initial_velocity")
             if ob.sph.role == 'FLUID':

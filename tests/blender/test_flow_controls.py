@@ -1,4 +1,4 @@
-"""Domain controls (Time Scale, Borders per side, Wall Friction) and the Outflow role reach the scene
+"""Domain controls (Time Scale, Time Steps, Borders per side, Wall Friction) and the Outflow role reach the scene
 file, and files saved before them export what they baked with.
 
 The physics of each control is tested in tests/core (test_time_scale.py, test_domain_borders.py,
@@ -45,6 +45,19 @@ def test_time_scale_is_exported(ext, tank, tmp_path):
     assert scene.frame_time == pytest.approx(0.25 / 24)  # the default file's 24 fps
 
 
+def test_time_steps_are_exported_when_global(ext, tank, tmp_path):
+    """Individual time steps, the default, add nothing to the scene file (a bake begun by an older version
+    resumes); Global reaches simulation.time_steps."""
+    assert tank.sph.domain.time_steps == "individual"
+    data = _build(ext, tank, tmp_path)
+    assert "time_steps" not in data["simulation"], "the default: the scene as before"
+    assert ext.core("scene").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "individual"
+    tank.sph.domain.time_steps = "global"
+    data = _build(ext, tank, tmp_path)
+    assert data["simulation"]["time_steps"] == "global"
+    assert ext.core("scene").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "global"
+
+
 def test_borders_and_wall_friction_are_exported(ext, tank, tmp_path):
     d = tank.sph.domain
     (walls,) = _walls(_build(ext, tank, tmp_path), "Tank")
@@ -86,7 +99,7 @@ def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, 
     assert "time_scale" not in stored and "wall_friction" not in stored
     assert not any(f"open_{s}" in stored for s in SIDES)
     data = _build(ext, domain, tmp_path)
-    assert "time_scale" not in data["simulation"] and "outflows" not in data
+    assert {"time_scale", "time_steps"}.isdisjoint(data["simulation"]) and "outflows" not in data
     walls = _walls(data, domain.name)
     assert len(walls) == (1 if domain.sph.domain.closed_borders else 0)
     assert domain.sph.domain.closed_borders == (name != "honey_stool_open"), "the coiling honey sample is open"

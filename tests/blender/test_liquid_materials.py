@@ -81,7 +81,10 @@ def test_every_preset_has_a_look_of_its_own(ext):
         assert set(spec.presets) <= set(lm.LOOKS[model]), f"{model}: a preset without a look renders with the " \
                                                           "neutral fallback"
         assert not set(spec.moved_presets) & set(lm.LOOKS.get(model, {})), f"{model}: a look of a preset it gave away"
-    every = [lk for looks in lm.LOOKS.values() for lk in looks.values()]
+    # The sph model's classic water is the same substance as water: the one pair allowed to look alike.
+    assert lm.LOOKS["sph"]["classic_water"] == lm.LOOKS["viscoelastic"]["water"]
+    every = [lk for model, looks in lm.LOOKS.items() for preset, lk in looks.items()
+             if (model, preset) != ("sph", "classic_water")]
     assert len(set(every)) == len(every), "no two presets look the same"
     looks = lm.LOOKS["viscoelastic"]
     water, honey, plasticine = (looks[k] for k in ("water", "honey", "plasticine"))
@@ -105,6 +108,13 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert flesh.transmission == 0.0 and flesh.subsurface == 1.0, "skin scatters light under its surface"
     assert flesh.color[0] > flesh.color[1] > flesh.color[2] and flesh.subsurface_radius[0] == max(
         flesh.subsurface_radius), "a skin tone, red scattering farthest"
+    lumps = lm.LOOKS["sph"]
+    putty, clay, potato, snow = (lumps[k] for k in ("putty", "clay", "mashed_potato", "wet_snow"))
+    assert all(lk.transmission == 0.0 and lk.roughness >= 0.5 for lk in (putty, clay, potato, snow)), "opaque pastes"
+    assert min(putty.color) > 0.6 and putty.color[0] > putty.color[2], "cream"
+    assert clay.color[0] > clay.color[1] > clay.color[2] and max(clay.color) < 0.5, "terracotta brown"
+    assert potato.color[0] > potato.color[1] > potato.color[2] > 0.4, "pale yellow"
+    assert snow.subsurface == 1.0 and snow.color[2] == max(snow.color) and min(snow.color) > 0.85, "white, blue cast"
     for preset, model in solvers["viscoelastic"].moved_presets.items():
         assert lm.look("viscoelastic", preset) == lm.LOOKS[model][preset], "a bake made before the move"
 

@@ -280,6 +280,28 @@ def test_a_preset_writes_its_model_group_only(ext, empty_file):
     assert not {"kinematic_viscosity", "preset"} & set(ob.sph.material.keys())
 
 
+def test_an_sph_material_is_saved_by_stable_numbers_and_exports_its_preset_and_overrides(ext, saved_file):
+    """The sph model and its presets are stored by the stable numbers of their names: a Fluid of putty with
+    one override reopens as it was saved and exports the model, the preset and the override."""
+    props, export_values = ext.sub("properties"), ext.sub("export_values")
+    ob = bpy.data.objects.new("Putty", bpy.data.meshes.new("Putty"))
+    bpy.context.scene.collection.objects.link(ob)
+    ob.sph.role = 'FLUID'
+    m = ob.sph.material
+    m.model = "sph"
+    m.sph.preset = "putty"
+    assert m.sph.tensile_strength == pytest.approx(props.SOLVERS["sph"].presets["putty"]["tensile_strength"])
+    m.sph.tensile_strength = 5000.0
+    assert (m["model"], m.sph["preset"]) == (props.stable_number("sph"), props.stable_number("putty"))
+    want = {"name": "Putty", "model": "sph", "preset": "putty", "params": {"tensile_strength": 5000.0}}
+    assert export_values.material_item(ob) == want
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=bpy.data.filepath)
+    ob = bpy.data.objects["Putty"]
+    assert (ob.sph.material.model, ob.sph.material.sph.preset) == ("sph", "putty")
+    assert export_values.material_item(ob) == want
+
+
 def _second_model(ext):
     """A stand-in second model declaring ``viscosity`` with its own unit, limits, label and presets."""
     Parameter = ext.core("params").Parameter
@@ -352,7 +374,8 @@ def test_enums_from_declarations_store_the_stable_number_of_their_identifier(ext
     enums = _enums(bpy.types.Object.bl_rna.properties["sph"].fixed_type)
     fixed = {"role", "collider.motion"}  # lists of the Blender layer itself, stored by position
     declared = {"material.model", "material.viscoelastic.preset", "material.viscoelastic.springs",
-                "material.viscoelastic.pressure_projection", "collider.mode", "inflow.shape", "domain.surface.field"}
+                "material.viscoelastic.pressure_projection", "collider.mode", "inflow.shape", "domain.surface.field",
+                "domain.time_steps"}
     per_model = {f"material.{name}.{k}" for name, spec in props.SOLVERS.items()
                  for k in ["preset"] * bool(spec.presets) + [p.name for p in spec.parameters if p.kind == "choice"]}
     assert declared <= set(enums) - fixed and set(enums) - fixed - declared == per_model - declared, \

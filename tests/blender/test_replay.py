@@ -53,6 +53,11 @@ def _age(frame: int) -> np.ndarray:
     return (_ball(frame)[2] % 5 * 0.1 + frame).astype(np.float32)
 
 
+def _time_level(frame: int) -> np.ndarray:
+    """The sph model's cache field: each particle's time-step level (0-3)."""
+    return ((_ball(frame)[2] + frame) % 4).astype(np.uint8)
+
+
 @pytest.fixture(scope="module")
 def cache_root(ext, tmp_path_factory):
     """``ROOT/sph_cache`` with particles and core-meshed surfaces for FRAMES (one numba compile per session)."""
@@ -64,7 +69,8 @@ def cache_root(ext, tmp_path_factory):
     settings = surface.default_settings(SPACING)
     for frame in FRAMES:
         x, v, ids = _ball(frame)
-        cache.write_particles(frame, x, v, ids, _material(frame), age=_age(frame))
+        cache.write_particles(frame, x, v, ids, _material(frame), age=_age(frame),
+                              extra={"time_level": (_time_level(frame), "u1")})
         stage.mesh_frame(cache.root, frame, settings)
     return root
 
@@ -139,7 +145,8 @@ def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_pl
 
 
 def test_replay_attributes(replay, scene_file, read_ply, cache_root):
-    """Integer id and material, velocity once (no vx vy vz), speed and age, as in the files, in both mechanisms."""
+    """Integer id and material, velocity once (no vx vy vz), speed, age and the models' cache fields (the sph
+    model's integer time_level), as in the files, in both mechanisms."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     bpy.context.scene.frame_set(2)
     pfile = read_ply(cache_root / "sph_cache" / "particles" / "particles_0002.ply").vertices
@@ -154,6 +161,9 @@ def test_replay_attributes(replay, scene_file, read_ply, cache_root):
     np.testing.assert_allclose(attrs["velocity"][1], velocity, atol=1e-7)
     np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(velocity, axis=1), rtol=1e-6)
     np.testing.assert_allclose(attrs["age"][1], pfile["age"], rtol=1e-7)
+    assert attrs["time_level"][0] == 'INT'
+    np.testing.assert_array_equal(attrs["time_level"][1], pfile["time_level"])
+    assert set(np.unique(attrs["time_level"][1])) == {0, 1, 2, 3}
 
     sfile = read_ply(cache_root / "sph_cache" / "surface" / "surface_0002.ply").vertices
     attrs = evaluated_mesh_attributes(surface)
@@ -204,7 +214,7 @@ def test_cache_without_newer_fields_still_gives_integer_ids(ext, replay, cache_r
     particles, _ = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     bpy.context.scene.frame_set(1)
     attrs = evaluated_point_attributes(particles)
-    assert len(evaluated_points(particles)[0]) == len(ids) and "age" not in attrs
+    assert len(evaluated_points(particles)[0]) == len(ids) and not {"age", "time_level"} & set(attrs)
     if particles["sph_replay_mode"] == "import_ply" and BLENDER < (5, 0):
         assert "id" not in attrs, "4.5's importer drops a property named id: no ids rather than zeros"
     else:

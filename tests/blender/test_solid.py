@@ -167,6 +167,19 @@ def test_solid_exports_its_base_mesh_bound_to_its_particles(ext, saved_file):
     np.testing.assert_allclose(mesh, _world(ob), rtol=0, atol=1e-6)  # Blender's vertex order, world space
 
 
+@pytest.mark.parametrize("model", ["sph", "viscoelastic"])
+def test_a_solid_of_a_model_whose_particles_carry_no_mesh_is_refused_by_name(ext, saved_file, model):
+    """Only the elastic model's particles carry a mesh (their rotations): a Solid set to another model, putty of
+    the sph model say, is refused naming the object and its Model, with the Fluid as the way out."""
+    ob, domain = _quick_jelly()
+    ob.sph.material.model = model
+    with pytest.raises(ext.sub("export_errors").ExportError) as info:
+        ext.sub("export").export(bpy.context.scene, domain)
+    message = str(info.value)
+    assert message.startswith("Jelly: Model: only particles of the Elastic model carry a Solid's mesh"), message
+    assert "make the object a Fluid" in message and "bind_mesh" not in message, message
+
+
 @pytest.mark.smoke
 def test_baked_jelly_deforms_its_object_and_alembic_holds_it(ext, saved_file):
     ob, domain = _quick_jelly()

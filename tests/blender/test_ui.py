@@ -94,6 +94,43 @@ def test_panels_draw_every_role(ext, saved_file, role):
         assert ("operator", "sph.quick_fluid") in log
 
 
+@pytest.mark.parametrize("role", ["FLUID", "INFLOW", "SOLID"])
+def test_every_material_role_offers_the_sph_model_and_draws_its_settings(ext, saved_file, role):
+    """The one model selector lists every registered model on every material role; the sph model's presets
+    (shown without underscores), parameters and units are drawn from its declarations. A Solid, whose mesh
+    only the elastic model's particles carry, says so and points lumps that split and merge to the Fluid."""
+    props = ext.sub("properties")
+    bpy.ops.mesh.primitive_cube_add()
+    ob = bpy.context.object
+    ob.sph.role = role
+    m = ob.sph.material
+    assert [i.identifier for i in m.bl_rna.properties["model"].enum_items] == list(props.SOLVERS)
+    m.model = "sph"
+    presets = m.sph.bl_rna.properties["preset"].enum_items
+    assert {i.identifier: i.name for i in presets}["mashed_potato"] == "Mashed Potato"
+    assert m.sph.preset == "classic_water", "a model used for the first time starts from its default preset"
+    assert m.sph.speed_of_sound == pytest.approx(props.SOLVERS["sph"].presets["classic_water"]["speed_of_sound"])
+    log = _draw_all(ext, ob)
+    owners = {name for kind, name in log if kind == "prop_of"}
+    assert {f"SPH_PG_material_sph.{p.name}" for p in props.SOLVERS["sph"].parameters} | {
+        "SPH_PG_material_sph.preset"} <= owners
+    texts = {text for kind, text in log if kind == "prop_text"}
+    assert {"speed_of_sound: Speed of Sound (m/s)", "tensile_strength: Cohesion (Pa)",
+            "kinematic_viscosity: Viscosity (m²/s)"} <= texts, texts
+    labels = [text for kind, text in log if kind == "label"]
+    assert any("needs the Elastic model" in text for text in labels) == (role == "SOLID"), labels
+    assert any("is a Fluid" in text for text in labels) == (role == "SOLID"), labels
+
+
+def test_domain_offers_the_time_steps_of_the_leapfrog(ext, saved_file):
+    bpy.ops.mesh.primitive_cube_add()
+    ob = bpy.context.object
+    ob.sph.role = 'DOMAIN'
+    assert ob.sph.domain.time_steps == "individual"
+    assert [i.identifier for i in ob.sph.domain.bl_rna.properties["time_steps"].enum_items] == ["individual", "global"]
+    assert ("prop_of", "SPHDomainSettings.time_steps") in _draw_all(ext, ob)
+
+
 def test_a_dynamic_collider_shows_its_rigid_body_and_a_rigid_body_offers_conversion(ext, saved_file):
     bpy.ops.mesh.primitive_cube_add()
     ob = bpy.context.object
