@@ -100,21 +100,20 @@ SPH_PRESETS: dict[str, dict] = {
     # least 10 times the largest speed); α = 0.05 in the range Monaghan uses for water (0.01-0.1).
     "classic_water": dict(density=1000.0, speed_of_sound=20.0, kinematic_viscosity=1e-6, artificial_viscosity=0.05,
                           tensile_strength=0.0),
-    # Glazier's putty (chalk in linseed oil): ρ 1700-2000 kg/m³; a paste with a yield stress of a few
-    # kPa (Ghanbari et al. 2016 report 1-10 kPa for calcium-carbonate pastes): it holds together,
-    # tears when struck. Desbrun & Cani's α = 1.
-    "putty": dict(density=1800.0, speed_of_sound=3.0, kinematic_viscosity=0.0, artificial_viscosity=1.0,
-                  tensile_strength=3000.0),
-    # Modelling clay (wet pottery clay at working consistency): ρ ~1900 kg/m³, yield stress 5-20 kPa
-    # (Andrade et al. 2011, "Evaluation of plasticity of clay by ..."): stiffer, more cohesive than putty.
-    "clay": dict(density=1900.0, speed_of_sound=4.0, kinematic_viscosity=0.0, artificial_viscosity=1.5,
-                 tensile_strength=8000.0),
-    # Mashed potato: ρ 1050-1100 kg/m³, yield stress ~100-800 Pa (Alvarez et al. 2004, "Rheological
-    # behaviour of mashed potatoes", J. Food Eng.): slumps a little, breaks into soft lumps.
+    # Soft inelastic lumps (Desbrun & Cani's "highly deformable bodies"): cohesion through tension in the
+    # state equation and the paper's strong artificial viscosity (α ~ 1). The speed of sound is the
+    # lump's stiffness (a numerical one: real pastes carry sound at hundreds of m/s); the tensile strength
+    # caps the tension a stretched lump holds before it tears. These are our estimates, chosen by what
+    # the lumps do (tests/core/test_sph_lumps.py): putty holds together, merges, and splits when thrown at
+    # a wall at 10 m/s; clay is stiffer and stronger; mashed potato and wet snow weaker and lighter.
+    # Densities: glazier's putty (chalk in linseed oil) 1700-2000 kg/m³; wet potter's clay ~1800-2000;
+    # mashed potato ~1050-1100; wet snow 300-600 (Paterson, "The Physics of Glaciers", 1994, table 2.1).
+    "putty": dict(density=1800.0, speed_of_sound=10.0, kinematic_viscosity=0.0, artificial_viscosity=1.0,
+                  tensile_strength=20000.0),
+    "clay": dict(density=1900.0, speed_of_sound=12.0, kinematic_viscosity=0.0, artificial_viscosity=1.5,
+                 tensile_strength=40000.0),
     "mashed_potato": dict(density=1080.0, speed_of_sound=2.0, kinematic_viscosity=0.0, artificial_viscosity=0.8,
                           tensile_strength=500.0),
-    # Wet snow: ρ 300-600 kg/m³ (Paterson, "The Physics of Glaciers"), cohesion of wet snow 0.1-1 kPa
-    # (Mellor 1975, "A review of basic snow mechanics"): light, packs into lumps that crumble.
-    "wet_snow": dict(density=450.0, speed_of_sound=2.5, kinematic_viscosity=0.0, artificial_viscosity=0.6,
-                     tensile_strength=300.0),
+    "wet_snow": dict(density=450.0, speed_of_sound=4.0, kinematic_viscosity=0.0, artificial_viscosity=0.6,
+                     tensile_strength=2000.0),
 }

@@ -120,7 +120,7 @@ class SmoothedParticlesDesbrun1996(Term):
             faces = _faces(c, rot, pos)
             if faces is not None:
                 for plane in faces:
-                    d = pts @ plane[:3] - plane[3]
+                    d = pts[:, 0] * plane[0] + pts[:, 1] * plane[1] + pts[:, 2] * plane[2] - plane[3]
                     near = np.flatnonzero(d < h)
                     if len(near):
                         out.append((near, np.maximum(d[near], 0.0), np.broadcast_to(plane[:3], (len(near), 3))))
