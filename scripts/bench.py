@@ -3,6 +3,7 @@
 Usage::
 
     python scripts/bench.py --scene dam_break [--vs splishsplash] [--seconds 1.0] [--spacing 0.05] [--json]
+        [--model sph] [--peer-method wcsph]   (the classic SPH liquid; SPlisHSPlasH's WCSPH beside it)
     python scripts/bench.py --scene dam_break_scaling [--steps 20] [--json]
     python scripts/bench.py --scene dam_break_1m [--particles 1000000] [--frames 3] [--json]
     python scripts/bench.py --scene sdf_build [--json]
@@ -42,6 +43,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=1.0, help="dam_break: simulated seconds")
     ap.add_argument("--spacing", type=float, default=None,
                     help="dam_break: particle spacing of both sides, m (default: the scene's, 0.05)")
+    ap.add_argument("--model", choices=("viscoelastic", "sph"), default="viscoelastic",
+                    help="dam_break: our model (viscoelastic water, or sph: the classic SPH liquid)")
+    ap.add_argument("--peer-method", choices=("dfsph", "wcsph"), default="dfsph",
+                    help="dam_break --vs splishsplash: SPlisHSPlasH's method")
     ap.add_argument("--steps", type=int, default=20, help="dam_break_scaling: steps per resolution")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("NUMBA_NUM_THREADS", "2")))
     ap.add_argument("--repeats", type=int, default=3, help="sdf_build / surface_sphere: timed repeats")
@@ -66,7 +71,8 @@ def main(argv=None) -> int:
     if args.scene == "dam_break":
         import simulation
 
-        result = simulation.run_dam_break(args.seconds, args.vs, args.threads, args.spacing)
+        result = simulation.run_dam_break(args.seconds, args.vs, args.threads, args.spacing, args.model,
+                                          args.peer_method)
     elif args.scene == "dam_break_scaling":
         import simulation
 

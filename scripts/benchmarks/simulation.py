@@ -50,9 +50,17 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _scene_variant(spacing: float | None = None, frames: int | None = None, substeps: int | None = None):
+# The classic SPH liquid (the ``sph`` model) on the same column: its speed of sound ten times the surge's
+# speed, 2 (g a)^½ for a column a wide (Martin & Moyce's front reaches about 2 (g a)^½), a = 1 m here.
+SPH_WATER = {"name": "water", "model": "sph", "preset": "classic_water", "params": {"speed_of_sound": 63.0}}
+
+
+def _scene_variant(spacing: float | None = None, frames: int | None = None, substeps: int | None = None,
+                   model: str = "viscoelastic"):
     base = load_scene(SCENE)
     raw = copy.deepcopy(base.raw)
+    if model == "sph":
+        raw["materials"] = [SPH_WATER]
     if spacing is not None:
         raw["particle_spacing"] = spacing
     if frames is not None:
@@ -62,9 +70,9 @@ def _scene_variant(spacing: float | None = None, frames: int | None = None, subs
     return parse_scene(raw, base.base_dir)
 
 
-def _warm_up() -> float:
+def _warm_up(model: str = "viscoelastic") -> float:
     t0 = time.perf_counter()
-    sim = Simulation(_scene_variant(spacing=0.2, frames=1))
+    sim = Simulation(_scene_variant(spacing=0.2, frames=1, model=model))
     sim.advance_frame()
     return time.perf_counter() - t0
 
@@ -95,9 +103,12 @@ def _round(value, digits: int = 4):
     return None if value is None else round(value, digits)
 
 
-def run_dam_break(seconds: float, vs: str | None, threads: int, spacing: float | None = None) -> dict:
-    compile_s = _warm_up()
-    scene = _scene_variant(spacing=spacing, frames=int(round(seconds * 30)))
+def run_dam_break(seconds: float, vs: str | None, threads: int, spacing: float | None = None,
+                  model: str = "viscoelastic", peer_method: str = "dfsph") -> dict:
+    """The dam break with our ``model`` (``viscoelastic`` water, or ``sph``: the classic liquid) and, with
+    ``vs="splishsplash"``, SPlisHSPlasH's ``peer_method`` (dfsph or wcsph) on the same column."""
+    compile_s = _warm_up(model)
+    scene = _scene_variant(spacing=spacing, frames=int(round(seconds * 30)), model=model)
     sim = Simulation(scene)
     wall_x, a, g = _geometry(scene)
     n0 = sim.state.n
@@ -117,7 +128,8 @@ def run_dam_break(seconds: float, vs: str | None, threads: int, spacing: float |
         frames += 1
         fronts.append(_front_point(sim, wall_x, a, g))
     slope = mm.front_slope(fronts)
-    out = {"scene": "dam_break", "particles": n0, "frames": frames, "steps": steps, "wall_s": round(wall, 3),
+    out = {"scene": "dam_break", "model": model, "particles": n0, "frames": frames, "steps": steps,
+           "wall_s": round(wall, 3),
            "front_slope": _round(slope), "mm_slope": round(mm.MM_SLOPE, 4),
            "front_error": _round(mm.front_error(slope)),
            "particle_steps_per_s": round(n0 * steps / wall),
@@ -130,12 +142,13 @@ def run_dam_break(seconds: float, vs: str | None, threads: int, spacing: float |
 
         proc = subprocess.run([peer_python(), str(Path(__file__).with_name("splishsplash_peer.py")),
                                "--seconds", str(seconds), "--spacing", str(scene.particle_spacing),
-                               "--threads", str(threads)], capture_output=True, text=True,
+                               "--threads", str(threads), "--method", peer_method], capture_output=True, text=True,
                               env=peer_env(threads), check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"SPlisHSPlasH failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
         peer = json.loads(proc.stdout.strip().splitlines()[-1])
         peer_fronts = peer["fronts"]
+        out.update(peer_method=peer_method)
         out.update(peer_particles=peer["particles"], peer_steps=peer["steps"], peer_wall_s=round(peer["wall_s"], 3),
                    peer_front_slope=_round(peer["front_slope"]), peer_front_error=_round(peer["front_error"]),
                    peer_particle_steps_per_s=round(peer["particles"] * peer["steps"] / peer["wall_s"]),

@@ -1,4 +1,4 @@
-"""Run SPlisHSPlasH's DFSPH (pysplishsplash) on the dam break and print JSON timings and its surge front.
+"""Run SPlisHSPlasH's DFSPH or WCSPH (pysplishsplash) on the dam break and print JSON timings and its surge front.
 
 Benchmark-only: runs in the bench virtual environment (``scripts/bench.py
 --vs splishsplash`` starts it in a subprocess with ``libGLdispatch.so.0``
@@ -54,11 +54,16 @@ f 4 5 8
 """
 
 
-def scene(spacing: float, seconds: float, box_path: str) -> dict:
+# SPlisHSPlasH's simulationMethod numbers; WCSPH (Becker & Teschner 2007) with its default Tait
+# stiffness 50000 and exponent 7, for a side by side with the classic SPH liquid.
+METHODS = {"wcsph": 0, "dfsph": 4}
+
+
+def scene(spacing: float, seconds: float, box_path: str, method: str = "dfsph") -> dict:
     return {
         "Configuration": {
             "particleRadius": spacing / 2, "numberOfStepsPerRenderUpdate": 1, "density0": 1000,
-            "simulationMethod": 4, "gravitation": [0, 0, -9.81], "cflMethod": 1, "cflFactor": 1,
+            "simulationMethod": METHODS[method], "gravitation": [0, 0, -9.81], "cflMethod": 1, "cflFactor": 1,
             "cflMaxTimeStepSize": 0.005, "maxIterations": 100, "maxError": 0.01, "maxIterationsV": 100,
             "maxErrorV": 0.1, "enableDivergenceSolver": True, "boundaryHandlingMethod": 0,
             "stopAt": seconds, "enablePartioExport": False, "enableVTKExport": False,
@@ -80,6 +85,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--spacing", type=float, default=0.05)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--method", choices=sorted(METHODS), default="dfsph")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import pysplishsplash as sph
@@ -90,7 +96,7 @@ def main() -> int:
         fh.write(UNIT_BOX_OBJ)
     path = os.path.join(work, "dam_break.json")
     with open(path, "w") as fh:
-        json.dump(scene(args.spacing, args.seconds, box), fh)
+        json.dump(scene(args.spacing, args.seconds, box, args.method), fh)
     base = sph.Exec.SimulatorBase()
     t0 = time.perf_counter()
     base.init(["SPlisHSPlasH", "--no-gui", "--no-cache", "--output-dir", work, "--stopAt", str(args.seconds),
@@ -101,7 +107,7 @@ def main() -> int:
     n = fluid.numActiveParticles()
     t1 = time.perf_counter()
     tm = sph.TimeManager.getCurrent()
-    cfg = scene(args.spacing, args.seconds, box)
+    cfg = scene(args.spacing, args.seconds, box, args.method)
     body, block = cfg["RigidBodies"][0], cfg["FluidBlocks"][0]
     wall = body["translation"][0] - body["scale"][0] / 2  # the tank's back wall (x)
     width = block["end"][0] - block["start"][0]  # a, the column's width along the surge
