@@ -5,7 +5,7 @@ material's speed of sound, into a pool of 4,500 particles), baked for ``--frames
 ``time_steps`` individual and global, ``--repeats`` times each, alternating; prints the median wall
 time of each, their ratio, the force evaluations and the kinetic energy at the end (the same result).
 
-    python scripts/benchmarks/individual_steps.py [--frames 2] [--repeats 3] [--json]
+    python scripts/benchmarks/individual_steps.py [--frames 2] [--repeats 3] [--speed 16] [--json]
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sph_addon.core.scene import parse_scene  # noqa: E402
 from sph_addon.core.simulation import Simulation  # noqa: E402
 
 
-def run(mode: str, frames: int) -> dict:
-    sim = Simulation(parse_scene(jet_scene(mode, frame_end=frames)))
+def run(mode: str, frames: int, speed: float) -> dict:
+    sim = Simulation(parse_scene(jet_scene(mode, frame_end=frames, speed=speed)))
     evaluations = 0
     t0 = time.perf_counter()
     for _ in range(frames):
@@ -41,14 +41,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--speed", type=float, default=16.0, help="the jet's speed, m/s")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    run("individual", 1)  # compile
+    run("individual", 1, args.speed)  # compile
     runs = {"individual": [], "global": []}
     for _ in range(args.repeats):
         for mode in runs:
-            runs[mode].append(run(mode, args.frames))
-    out = {"particles": Simulation(parse_scene(jet_scene())).state.n, "frames": args.frames}
+            runs[mode].append(run(mode, args.frames, args.speed))
+    out = {"particles": Simulation(parse_scene(jet_scene())).state.n, "frames": args.frames, "speed": args.speed}
     for mode, rs in runs.items():
         out[mode] = {"wall_s": round(statistics.median(r["wall_s"] for r in rs), 3),
                      "evaluations": rs[0]["evaluations"], "ke_J": round(rs[0]["ke"], 5)}

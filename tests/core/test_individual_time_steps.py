@@ -24,13 +24,13 @@ from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 
 
-def jet_scene(time_steps: str = "individual", fps: int = 60, frame_end: int = 1) -> dict:
+def jet_scene(time_steps: str = "individual", fps: int = 60, frame_end: int = 1, speed: float = 16.0) -> dict:
     return scene_dict(
         particle_spacing=0.01, fps=fps, frame_end=frame_end, simulation={"time_steps": time_steps},
         materials=[{"name": "mash", "model": "sph", "preset": "mashed_potato"}],
         sources=[{"type": "box", "material": "mash", "min": [-0.15, -0.15, 0], "max": [0.15, 0.15, 0.05]},
                  {"type": "box", "material": "mash", "min": [-0.01, -0.01, 0.07], "max": [0.01, 0.01, 0.37],
-                  "velocity": [0, 0, -16.0]}],
+                  "velocity": [0, 0, -speed]}],
         colliders=[{"type": "box_container", "size": [0.3, 0.3, 0.5], "position": [0, 0, 0.25]}])
 
 

@@ -97,7 +97,8 @@ class SmoothedParticlesDesbrun1996(Term):
         self.table_d = d
         self.table_gamma = np.interp(d + 0.5 * s, d, gamma, right=0.0) * (wall / full) / float(np.interp(s, d, gamma))
         self.table_slope = np.gradient(self.table_gamma, d)
-        self.last_density_error = 0.0
+        self._faces_of = None  # the ``Walls`` whose flat faces ``_faces`` holds (one substep's)
+        self._faces: list = []
 
     def active_arrays(self):
         return self.arrays
@@ -116,8 +117,10 @@ class SmoothedParticlesDesbrun1996(Term):
         out = []
         pts = np.ascontiguousarray(ctx.x[rows])
         h = self.setup.h
-        for k, (c, rot, pos) in enumerate(walls.placed):
-            faces = _faces(c, rot, pos)
+        if self._faces_of is not walls:  # the colliders stand still for the substep: their faces once
+            self._faces_of = walls
+            self._faces = [_faces(c, rot, pos) for c, rot, pos in walls.placed]
+        for k, faces in enumerate(self._faces):
             if faces is not None:
                 for plane in faces:
                     d = pts[:, 0] * plane[0] + pts[:, 1] * plane[1] + pts[:, 2] * plane[2] - plane[3]
