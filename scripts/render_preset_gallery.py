@@ -2,17 +2,17 @@
 
     .venv-bpy-4.5/bin/python scripts/render_preset_gallery.py [--work out/preset_gallery] [--only honey jelly]
 
-For every preset of the viscoelastic and elastic models (``core/solvers/presets.py``) a scene is
+For every preset of the viscoelastic, elastic and sph models (``core/solvers/presets.py``) a scene is
 built with the sample builders of ``make_samples.py``: a 10 cm cube of the preset, its bottom 5 cm
 above the floor, at 1 cm spacing (~1,000 particles, so each bake takes a minute or so), in a Domain
 whose closed borders are the floor, with a floor plane that only renders. It is baked (and, for a
 liquid, meshed) with the farm command's code path (as ``render_sample_docs.py`` does) and rendered
 with Cycles by ``render_sample_docs.render``, small and denoised, to
-``docs/images/preset_<name>.png``. A viscoelastic preset is a Fluid and renders as its meshed surface
-with the preset's own look (``blender/liquid_materials.py``, through the replay): no material is set
-here. An elastic preset is a Solid: the cube's own mesh (5 loops across each face, bevelled edges, a
-Subdivision Surface after the replay's SPH Deform) deformed by its particles, with a material of
-this script's (``ELASTIC_LOOKS``; the Domain's Surface is off, as Quick Jelly leaves it).
+``docs/images/preset_<name>.png``. A viscoelastic or sph preset is a Fluid and renders as its meshed
+surface with the preset's own look (``blender/liquid_materials.py``, through the replay): no material
+is set here. An elastic preset is a Solid: the cube's own mesh (5 loops across each face, bevelled
+edges, a Subdivision Surface after the replay's SPH Deform) deformed by its particles, with a
+material of this script's (``ELASTIC_LOOKS``; the Domain's Surface is off, as Quick Jelly leaves it).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import make_samples
 import render_sample_docs
 
 ROOT = blender_session.ROOT
-MODELS = ("viscoelastic", "elastic")
+MODELS = ("viscoelastic", "elastic", "sph")
 SPACING = 0.01  # m: ~1,000 particles in the 10 cm cube
 SIZE = 0.1  # m: the cube's edge
 DROP = 0.05  # m: from the floor to the cube's bottom
@@ -89,6 +89,9 @@ def build(bpy, preset: str, model: str, work: Path) -> Path:
     half = 0.25  # the Domain reaches past where water spreads in 1 s
     dom = make_samples.domain(bpy, "Domain", (-half, -half, 0.0), (half, half, 0.3), SPACING, FRAME,
                               f"preset_{preset}")
+    # The cap bounds the automatic choice only; at 1 cm the sph presets' stable steps ask for more
+    # substeps than the default 64 (classic_water 72), and the bake would be refused.
+    dom.sph.domain.max_substeps = 1000
     if model == "elastic":
         cube = make_samples.rounded_box(bpy, preset.title(), (SIZE,) * 3, centre, cuts=5, bevel=0.008)
         make_samples.solid(cube, preset)
@@ -97,7 +100,8 @@ def build(bpy, preset: str, model: str, work: Path) -> Path:
         dom.sph.domain.surface_enabled = False  # the Solid renders itself
     else:
         cube = make_samples.box(bpy, preset.title(), (SIZE,) * 3, centre)
-        make_samples.fluid(bpy, cube, preset)
+        make_samples.fluid(bpy, cube, "water")  # make_samples.fluid takes a viscoelastic preset:
+        make_samples.material_preset(cube, preset, model)  # then the preset's own model (sph too)
     bpy.ops.mesh.primitive_plane_add(size=2 * half, location=(0.0, 0.0, 0.0))
     floor = bpy.context.object
     floor.name = "Render Floor"
