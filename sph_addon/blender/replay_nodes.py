@@ -233,14 +233,20 @@ def _store_if_present(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, na
                       x: int) -> bpy.types.NodeSocket:
     """The imported attribute ``name`` stored again as ``data_type`` where the file has it; a file without it
     (a bake without that model) gets no attribute rather than zeros."""
-    nodes, links = ng.nodes, ng.links
     read = _named(ng, name, data_type, (x - 200, -200))
     stored = _store(ng, geometry, name, data_type, read.outputs["Attribute"], x)
-    # Exists is a field; a geometry Switch needs one value: "some point has it" (its maximum).
+    return _where_any(ng, geometry, stored, read.outputs["Exists"], x)
+
+
+def _where_any(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, stored: bpy.types.NodeSocket,
+               exists: bpy.types.NodeSocket, x: int) -> bpy.types.NodeSocket:
+    """``stored`` where some point has ``exists`` true, else ``geometry`` unchanged. Exists is a field; a
+    geometry Switch needs one value: "some point has it" (its maximum)."""
+    nodes, links = ng.nodes, ng.links
     stats = nodes.new("GeometryNodeAttributeStatistic")
     stats.location = (x, -350)
     links.new(geometry, stats.inputs["Geometry"])
-    links.new(read.outputs["Exists"], stats.inputs["Attribute"])
+    links.new(exists, stats.inputs["Attribute"])
     present = nodes.new("GeometryNodeSwitch")
     present.input_type = 'GEOMETRY'
     present.location = (x + 200, 0)
@@ -291,23 +297,12 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
         links.new(old_id.outputs["Attribute"], which.inputs["False"])
         links.new(new_id.outputs["Attribute"], which.inputs["True"])
         stored = _store(ng, geometry, "id", 'INT', which.outputs[0], x + 200)
-        # Exists is a field; a geometry Switch needs one value: "some point has one" (its maximum).
         either = nodes.new("FunctionNodeBooleanMath")
         either.operation = 'OR'
         either.location = (x + 200, -350)
         links.new(new_id.outputs["Exists"], either.inputs[0])
         links.new(old_id.outputs["Exists"], either.inputs[1])
-        stats = nodes.new("GeometryNodeAttributeStatistic")
-        stats.location = (x + 200, -500)
-        links.new(geometry, stats.inputs["Geometry"])
-        links.new(either.outputs[0], stats.inputs["Attribute"])
-        has_ids = nodes.new("GeometryNodeSwitch")
-        has_ids.input_type = 'GEOMETRY'
-        has_ids.location = (x + 400, 0)
-        links.new(stats.outputs["Max"], has_ids.inputs["Switch"])
-        links.new(geometry, has_ids.inputs["False"])
-        links.new(stored, has_ids.inputs["True"])
-        geometry = has_ids.outputs[0]
+        geometry = _where_any(ng, geometry, stored, either.outputs[0], x + 200)
         removed.append("particle_id")
         x += 600
         for name, data_type in model_fields().items():

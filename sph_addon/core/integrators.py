@@ -46,6 +46,8 @@ class Integrator:
     """
 
     name = ""
+    # Finest level of individual time steps: a substep is cut into at most 2^max_level steps.
+    max_level = 0
 
     def __init__(self, settings: dict | None = None):
         """``settings``: the scene's ``simulation`` section (what a scheme may be told by the scene)."""

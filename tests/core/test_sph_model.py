@@ -72,12 +72,13 @@ def test_kernels_match_the_slow_reference():
 
 
 def _free_cloud(time_steps):
-    """Two sph materials in a jittered block, no gravity, no colliders, random velocities."""
+    """Two sph materials in a jittered block, no gravity, no colliders, random velocities: water and a
+    putty of c = 3 m/s, whose particles step at a level two below the water's."""
     s = 0.02
     sim = sph_sim(s, [{"type": "box", "material": "w", "min": [0, 0, 0], "max": [0.1, 0.1, 0.1]},
                       {"type": "box", "material": "p", "min": [0.1, 0, 0], "max": [0.2, 0.1, 0.1]}],
                   materials=[{"name": "w", "model": "sph", "preset": "classic_water"},
-                             {"name": "p", "model": "sph", "preset": "putty"}],
+                             {"name": "p", "model": "sph", "preset": "putty", "params": {"speed_of_sound": 3.0}}],
                   gravity=(0.0, 0.0, 0.0), time_steps=time_steps)
     rng = np.random.default_rng(3)
     sim.state.x[:] += rng.normal(0, 0.1 * s, sim.state.x.shape)
@@ -161,3 +162,17 @@ def test_dam_break_front_follows_martin_and_moyce(n):
     contact with the floor)."""
     slope = _dam_break(n)
     assert abs(slope / martin_moyce_slope() - 1) < 0.05, slope
+
+
+def test_a_liquid_finer_than_the_substep_cap_is_not_refused():
+    """Classic water at 5 mm needs 150 of its calm steps a frame, over the default cap of 64 substeps:
+    the individual levels cut each substep further, so the bake is not refused (the viscoelastic
+    model's stiff liquids still are: tests/core/test_bad_scenes.py)."""
+    from sph_addon.core.preflight import preflight
+
+    scene = parse_scene(scene_dict(particle_spacing=0.005, materials=[{"name": "w", "model": "sph",
+                                                                        "preset": "classic_water"}],
+                                   sources=[{"type": "box", "material": "w", "min": [0, 0, 0],
+                                             "max": [0.05, 0.05, 0.05]}]))
+    assert scene.frame_time / (4 * 0.3 * 0.005 / (20.0 * 1.03)) > scene.simulation["max_substeps"]
+    preflight(scene)

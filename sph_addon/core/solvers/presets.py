@@ -112,8 +112,8 @@ SPH_PRESETS: dict[str, dict] = {
                   tensile_strength=20000.0),
     "clay": dict(density=1900.0, speed_of_sound=12.0, kinematic_viscosity=0.0, artificial_viscosity=1.5,
                  tensile_strength=40000.0),
-    "mashed_potato": dict(density=1080.0, speed_of_sound=2.0, kinematic_viscosity=0.0, artificial_viscosity=0.8,
-                          tensile_strength=500.0),
-    "wet_snow": dict(density=450.0, speed_of_sound=4.0, kinematic_viscosity=0.0, artificial_viscosity=0.6,
-                     tensile_strength=2000.0),
+    "mashed_potato": dict(density=1080.0, speed_of_sound=6.0, kinematic_viscosity=0.0, artificial_viscosity=0.8,
+                          tensile_strength=3000.0),
+    "wet_snow": dict(density=450.0, speed_of_sound=6.0, kinematic_viscosity=0.0, artificial_viscosity=0.6,
+                     tensile_strength=3000.0),
 }
