@@ -19,6 +19,7 @@ def _scene(tmp_path):
     putty.name, putty.sph.role = "Putty", 'FLUID'
     putty.sph.material.model = "sph"
     putty.sph.material.sph.preset = "putty"
+    putty.sph.material.sph.speed_of_sound = 3.0  # a soft putty: its particles step coarser than the water's
     bpy.ops.mesh.primitive_circle_add(radius=0.06, location=(0.1, 0.0, 0.3), fill_type='NGON')
     spout = bpy.context.object
     spout.name, spout.sph.role = "Spout", 'INFLOW'
@@ -42,7 +43,7 @@ def test_an_sph_lump_and_inflow_bake_and_replay_their_time_levels(ext, tmp_path,
     assert "time_steps" not in stored["simulation"], "individual time steps, the default"
     particles = ext.core("cache").CacheDir(cache).read_particles(FRAMES)
     assert particles.dtype["time_level"] == np.uint8
-    # Water (speed of sound 20 m/s) steps finer than putty (3 m/s): individual levels, not one for all.
+    # Water (speed of sound 20 m/s) steps finer than the soft putty (3 m/s): individual levels, not one for all.
     levels = [set(particles["time_level"][particles["material"] == k]) for k in (0, 1)]
     assert max(levels[1]) > min(levels[0]), levels
     assert 200 < len(particles) < 400 and set(np.unique(particles["material"])) == {0, 1}, "the lump and the stream"
