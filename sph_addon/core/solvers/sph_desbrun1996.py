@@ -52,7 +52,7 @@ class SphModel(MaterialModel):
         calm = 0.3 * eps / (c * (1.0 + 0.6 * params.artificial_viscosity))
         if params.kinematic_viscosity > 0.0:
             calm = min(calm, 0.125 * eps * eps / params.kinematic_viscosity)
-        full, _ = lattice_sums(spacing, h)
+        full = lattice_sums(spacing, h)[0]
         return (DerivedConstant("stiffness", c * c, "m^2/s^2", "κ = c² of P = κ (ρ - ρ0)"),
                 DerivedConstant("depth_at_1_percent", 0.01 * c * c / GRAVITY, "m",
                                 "Column depth compressed by 1 %"),

@@ -39,12 +39,14 @@ from .base import ArraySpec, Term
 # The substep the policy may choose, in units of the step a particle at rest allows (eq. 8 with
 # μ = 0): particles at rest then take 4 steps per neighbour search, and faster ones more.
 CALM_STEPS_PER_SUBSTEP = 4
+_NO_PLANES = np.zeros((0, 4))
 
 
-def lattice_sums(spacing: float, h: float) -> tuple[float, float]:
-    """(S, S_wall): the cubic spline's sum s³ Σ W over a simple cubic lattice of ``spacing`` around
-    one of its sites (itself included), and the part of it beyond a wall half a spacing below the
-    site (the layers at -s, -2s, ...): what a wall must give the first layer."""
+def lattice_sums(spacing: float, h: float) -> tuple[float, float, float]:
+    """(S, S_wall, S_edge): the cubic spline's sum s³ Σ W over a simple cubic lattice of ``spacing``
+    around one of its sites (itself included); the part of it beyond a wall half a spacing below the
+    site (the layers at -s, -2s, ...): what a wall must give the first layer; and the part beyond two
+    perpendicular walls half a spacing away (what both walls' shares count twice at a tank's edge)."""
     reach = int(math.ceil(h / spacing))
     k = np.arange(-reach, reach + 1)
     ox, oy, oz = np.meshgrid(k, k, k, indexing="ij")
@@ -52,7 +54,7 @@ def lattice_sums(spacing: float, h: float) -> tuple[float, float]:
     q = r / h
     w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
     w *= 8.0 / (math.pi * h**3) * spacing**3
-    return float(w.sum()), float(w[oz.ravel() < 0].sum())
+    return float(w.sum()), float(w[oz.ravel() < 0].sum()), float(w[(oz.ravel() < 0) & (ox.ravel() < 0)].sum())
 
 
 class SmoothedParticlesDesbrun1996(Term):
@@ -68,6 +70,8 @@ class SmoothedParticlesDesbrun1996(Term):
                                                               "gravity included, m/s² (opens the next one)"),
         "time_level": ArraySpec((), np.uint8, 0, "individual time-step level l: the particle's step is the "
                                                  "substep / 2^l"),
+        "sph_mu_max": ArraySpec((), np.float64, 0.0, "largest approach rate max_j μ_ij at the last evaluation, "
+                                                     "m/s (eq. 8: the next step's level)"),
     }
 
     def __init__(self, setup):
@@ -85,7 +89,7 @@ class SmoothedParticlesDesbrun1996(Term):
         # The density a wall stands for: the liquid's own behind it; a cohesive lump (tension) does not
         # wet a wall, which then stands for nothing and only the collisions hold the lump off it.
         self.wall_rho0 = np.where(self.tension > 0.0, 0.0, self.rho0)
-        full, wall = lattice_sums(s, h)
+        full, wall, edge = lattice_sums(s, h)
         self.inv_lattice = 1.0 / full
         q = s / h  # 1 / W(s) of the cubic spline, without its constant: Monaghan 2000's f = W(r) / W(s)
         self.inv_w_spacing = 1.0 / (6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3)
@@ -97,43 +101,63 @@ class SmoothedParticlesDesbrun1996(Term):
         self.table_d = d
         self.table_gamma = np.interp(d + 0.5 * s, d, gamma, right=0.0) * (wall / full) / float(np.interp(s, d, gamma))
         self.table_slope = np.gradient(self.table_gamma, d)
-        self._faces_of = None  # the ``Walls`` whose flat faces ``_faces`` holds (one substep's)
-        self._faces: list = []
+        self.table_step = float(d[1] - d[0])
+        # Behind two perpendicular faces (a tank's edge) both shares count the same fluid: the quarter
+        # space's share, Γ₂(d₁ + s/2, d₂ + s/2) scaled as Γ, is taken off once.
+        from .smoothed_particles_desbrun1996_kernels import quarter_space_integrals
+
+        self.quarter_step, quarter = quarter_space_integrals(h)
+        grid = np.arange(quarter.shape[0]) * self.quarter_step
+        shifted = np.array([np.interp(grid + 0.5 * s, grid, row, right=0.0) for row in quarter])
+        shifted = np.array([np.interp(grid + 0.5 * s, grid, col, right=0.0) for col in shifted.T]).T
+        at_edge = float(np.interp(s, grid, np.array([np.interp(s, grid, row) for row in quarter])))
+        self.quarter = np.ascontiguousarray(shifted * (edge / full) / at_edge)
+        self.quarter_slope = np.ascontiguousarray(np.gradient(self.quarter, self.quarter_step, axis=0))
+        self._faces_of = None  # the ``Walls`` whose flat faces ``_plane_rows`` holds (one substep's)
+        self._plane_rows = _NO_PLANES
+        self._edges = np.zeros((0, 2), np.int64)  # pairs of perpendicular planes (a tank's edges)
+        self._curved: list[int] = []  # the colliders that are not flat, by index
 
     def active_arrays(self):
         return self.arrays
 
     # -- walls ------------------------------------------------------------------------------------
-    def _walls_near(self, ctx, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """For each wall within h of particles ``rows``: (their positions in ``rows``, distances d, unit
-        normals into the fluid). A box container's and a plane's faces are walls of their own (the
-        mirror's planes, ``boundary.mirror``): a particle at a tank's edge gets the fluid behind both
-        faces. Other colliders are one wall each, their distance and normal from the signed distance."""
+    def _planes(self, ctx) -> np.ndarray:
+        """(w,4) the flat walls of this substep's colliders, n·x = c with n into the fluid: a box container's
+        and a plane's faces, each a wall of its own (the mirror's planes, ``boundary.mirror``), so a particle
+        at a tank's edge gets the fluid behind both faces. The colliders stand still for the substep."""
         from ..boundary.mirror import _faces
 
         walls = ctx.walls
-        if walls is None or not len(rows):
+        if walls is None:
+            self._edges = np.zeros((0, 2), np.int64)
+            return _NO_PLANES
+        if self._faces_of is not walls:
+            self._faces_of = walls
+            faces = [_faces(c, rot, pos) for c, rot, pos in walls.placed]
+            self._curved = [k for k, f in enumerate(faces) if f is None]
+            found = [f for f in faces if f is not None]
+            self._plane_rows = np.ascontiguousarray(np.concatenate(found)) if found else _NO_PLANES
+            n = self._plane_rows[:, :3]
+            self._edges = np.array([(a, b) for a in range(len(n)) for b in range(a + 1, len(n))
+                                    if abs(float(n[a] @ n[b])) < 1e-9], np.int64).reshape(-1, 2)
+        return self._plane_rows
+
+    def _curved_walls(self, ctx, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """For each collider that is not flat, within h of particles ``rows``: (their positions in ``rows``,
+        distances d, unit normals into the fluid) from its signed distance (call after :meth:`_planes`)."""
+        walls = ctx.walls
+        if walls is None or not self._curved or not len(rows):
             return []
         out = []
         pts = np.ascontiguousarray(ctx.x[rows])
-        h = self.setup.h
-        if self._faces_of is not walls:  # the colliders stand still for the substep: their faces once
-            self._faces_of = walls
-            self._faces = [_faces(c, rot, pos) for c, rot, pos in walls.placed]
-        for k, faces in enumerate(self._faces):
-            if faces is not None:
-                for plane in faces:
-                    d = pts[:, 0] * plane[0] + pts[:, 1] * plane[1] + pts[:, 2] * plane[2] - plane[3]
-                    near = np.flatnonzero(d < h)
-                    if len(near):
-                        out.append((near, np.maximum(d[near], 0.0), np.broadcast_to(plane[:3], (len(near), 3))))
-                continue
+        step = 0.25 * self.setup.spacing
+        for k in self._curved:
             d = walls.distance_to(k, pts)
-            near = np.flatnonzero(d < h)
+            near = np.flatnonzero(d < self.setup.h)
             if not len(near):
                 continue
             p = pts[near]
-            step = 0.25 * self.setup.spacing
             grad = np.empty((len(near), 3))
             for axis in range(3):
                 shift = np.zeros(3)
@@ -151,16 +175,20 @@ class SmoothedParticlesDesbrun1996(Term):
         rows = np.ascontiguousarray(idx, np.int64)
         x, mat = ctx.x, ctx.material
         rho, p = ctx.arrays["sph_density"], ctx.arrays["sph_pressure"]
-        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.setup.h, self.inv_lattice, rho)
-        walls = self._walls_near(ctx, rows)
-        for near, d, _ in walls:
+        planes = self._planes(ctx)
+        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.setup.h, self.inv_lattice, planes,
+                  self.wall_rho0, self.table_gamma, self.table_step, self._edges, self.quarter, self.quarter_step, rho)
+        curved = self._curved_walls(ctx, rows)
+        for near, d, _ in curved:
             at = rows[near]
             rho[at] += self.wall_rho0[mat[at]] * np.interp(d, self.table_d, self.table_gamma)
         pressures(rows, mat, rho, self.rho0, self.c2, self.tension, p)
         acc = np.empty((len(rows), 3))
         pair_accelerations(x, ctx.v, mat, ctx.nbr, ctx.count, rows, self.mass, rho, p, self.owned, self.c,
-                           self.alpha, self.nu, self.setup.h, self.inv_w_spacing, acc)
-        for near, d, normal in walls:
+                           self.alpha, self.nu, self.setup.h, self.inv_w_spacing, planes, self.wall_rho0,
+                           self.table_slope, self.table_step, self._edges, self.quarter_slope, self.quarter_step,
+                           ctx.arrays["sph_mu_max"], acc)
+        for near, d, normal in curved:
             at = rows[near]
             push = -np.maximum(p[at], 0.0) / rho[at] ** 2 * self.wall_rho0[mat[at]]
             push *= np.interp(d, self.table_d, self.table_slope)
@@ -172,8 +200,8 @@ class SmoothedParticlesDesbrun1996(Term):
 
         rows = np.ascontiguousarray(idx, np.int64)
         out = np.empty(len(rows))
-        stable_steps(world.x, world.v, world.material, world.nbr, world.count, rows, self.c, self.alpha, self.nu,
-                     self.setup.h, out)
+        stable_steps(world.v, world.material, rows, self.c, self.alpha, self.nu, self.setup.h,
+                     world.arrays["sph_mu_max"], out)
         return out
 
     def calm_dt(self) -> float:

@@ -27,16 +27,47 @@ from .. import config
 from ..kernel_cache import njit, prange
 
 
+@njit(**config.NJIT)
+def _table(table, step, d):
+    """``table`` (sampled every ``step`` m from 0) at ``d`` m, linearly interpolated, 0 beyond its end."""
+    u = (d if d > 0.0 else 0.0) / step
+    k = int(u)
+    if k >= table.shape[0] - 1:
+        return 0.0
+    f = u - k
+    return table[k] * (1.0 - f) + table[k + 1] * f
+
+
+@njit(**config.NJIT)
+def _table2(table, step, a, b):
+    """``table`` (sampled every ``step`` m from 0 along both axes) at (a, b), bilinear, 0 beyond its end."""
+    u = (a if a > 0.0 else 0.0) / step
+    w = (b if b > 0.0 else 0.0) / step
+    i = int(u)
+    j = int(w)
+    if i >= table.shape[0] - 1 or j >= table.shape[1] - 1:
+        return 0.0
+    f = u - i
+    g = w - j
+    return ((table[i, j] * (1.0 - g) + table[i, j + 1] * g) * (1.0 - f)
+            + (table[i + 1, j] * (1.0 - g) + table[i + 1, j + 1] * g) * f)
+
+
 @njit(**config.NJIT_PARALLEL)
-def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, rho):
-    """ρ_i = Σ_j m_j W(r_ij) / S over the particle and its neighbours (Desbrun & Cani eq. 3).
+def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0, gamma, step, edges, quarter,
+              step2, rho):
+    """ρ_i = Σ_j m_j W(r_ij) / S over the particle and its neighbours (Desbrun & Cani eq. 3), plus
+    ρ0 Γ(d) for each flat wall within h (``planes``: the fluid mirrored behind it).
 
     Parameters
     ----------
     x : (n,3) positions, m. mat : (n,) uint8 material ids. nbr, count : neighbour rows.
     rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg.
     h : support, m. inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
-    rho : (n,) kg/m³, written at ``rows``.
+    planes : (w,4) walls n·x = c, n into the fluid. wall_rho0 : per material, the density a wall
+    stands for, kg/m³. gamma, step : Γ sampled every ``step`` m from 0. edges : (e,2) pairs of
+    perpendicular planes: the fluid behind both, counted by each, is taken once (``quarter``, its share
+    Γ₂(d₁, d₂) sampled every ``step2`` m). rho : (n,) kg/m³, written at ``rows``.
     """
     k_w = 8.0 / (math.pi * h * h * h)
     inv_h = 1.0 / h
@@ -62,7 +93,21 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, rho):
                 a = 1.0 - q
                 w = 2.0 * a * a * a
             s += mass[mat[j]] * w
-        rho[i] = s * k_w * inv_lattice
+        s *= k_w * inv_lattice
+        w0 = wall_rho0[mat[i]]
+        if w0 != 0.0:
+            for k in range(planes.shape[0]):
+                d = planes[k, 0] * xi + planes[k, 1] * yi + planes[k, 2] * zi - planes[k, 3]
+                if d < h:
+                    s += w0 * _table(gamma, step, d)
+            for e in range(edges.shape[0]):
+                k1 = edges[e, 0]
+                k2 = edges[e, 1]
+                d1 = planes[k1, 0] * xi + planes[k1, 1] * yi + planes[k1, 2] * zi - planes[k1, 3]
+                d2 = planes[k2, 0] * xi + planes[k2, 1] * yi + planes[k2, 2] * zi - planes[k2, 3]
+                if d1 < h and d2 < h:
+                    s -= w0 * _table2(quarter, step2, d1, d2)
+        rho[i] = s
 
 
 @njit(**config.NJIT_PARALLEL)
@@ -82,7 +127,8 @@ def pressures(rows, mat, rho, rho0, c2, tension, p):
 
 
 @njit(**config.NJIT_PARALLEL)
-def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, out):
+def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, planes,
+                       wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out):
     """Accelerations of ``rows`` from their neighbours, m/s², into ``out`` (k,3) (row r of ``rows``).
 
     a_i = -Σ_j m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇_i W_ij                      (eqs. 4, 5, 7)
@@ -92,14 +138,21 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     ε = h/2 (Desbrun's h), x_ij = x_i - x_j, and ∇W the anti-clustering kernel's. Each pair's term
     is equal and opposite, so momentum is conserved when both particles are evaluated together.
     A neighbour of another model (``owned`` false for its material) is taken at this particle's
-    density and pressure, as a boundary particle (its own scheme moves it).
+    density and pressure, as a boundary particle (its own scheme moves it). A flat wall within h
+    (``planes``) pushes with -P⁺/ρ² ρ0 Γ'(d) n, the gradient of the particle's own internal energy
+    through the density the wall gives it. Each particle's largest approach rate max_j μ_ij (eq. 8's,
+    1/s · m) goes to ``mu_max`` for its next step's level.
 
     Parameters
     ----------
     x, v : (n,3) m, m/s. mat : (n,) uint8. nbr, count : neighbour rows. rows : (k,) int64.
     mass : per material, kg. rho, p : (n,) kg/m³, Pa (current at ``rows`` and at the owned
     neighbours). owned : per material, bool. c, alpha, nu : per material, m/s, -, m²/s.
-    h : support, m. out : (k,3) m/s², overwritten.
+    h : support, m. inv_w_spacing : 1/W(s) of the spline, without its constant. planes, wall_rho0 :
+    as for :func:`densities`; slope : Γ' sampled every ``step`` m; edges, quarter_slope, step2: the
+    edges of :func:`densities` and ∂Γ₂/∂d₁ (∂Γ₂/∂d₂ is the same table transposed: Γ₂ is symmetric).
+    mu_max : (n,), written at ``rows``.
+    out : (k,3) m/s², overwritten.
     """
     eps = 0.5 * h
     eps2 = 0.01 * eps * eps
@@ -123,6 +176,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
         ax = 0.0
         ay = 0.0
         az = 0.0
+        mu_i = 0.0
         for kk in range(count[i]):
             j = nbr[i, kk]
             dx = xi - x[j, 0]
@@ -163,9 +217,12 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
                 fw = w * inv_w_spacing
                 fw *= fw
                 f += (ri + rj) * fw * fw
-            if vr < 0.0 and abar != 0.0:
+            if vr < 0.0:
                 mu = eps * vr / (r2 + eps2)
-                f += abar * (-cbar * mu + 2.0 * mu * mu) / (0.5 * (rhoi + rhoj))
+                if -mu > mu_i:
+                    mu_i = -mu
+                if abar != 0.0:
+                    f += abar * (-cbar * mu + 2.0 * mu * mu) / (0.5 * (rhoi + rhoj))
             f *= -mass[mj] * grad
             visc = etai + etaj
             if visc != 0.0:
@@ -176,41 +233,48 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
             ax += f * dx
             ay += f * dy
             az += f * dz
+        w0 = wall_rho0[mi]
+        if w0 != 0.0 and p[i] > 0.0:
+            push = -p[i] / (rhoi * rhoi) * w0
+            for k in range(planes.shape[0]):
+                d = planes[k, 0] * xi + planes[k, 1] * yi + planes[k, 2] * zi - planes[k, 3]
+                if d < h:
+                    f = push * _table(slope, step, d)
+                    ax += f * planes[k, 0]
+                    ay += f * planes[k, 1]
+                    az += f * planes[k, 2]
+            for e in range(edges.shape[0]):
+                k1 = edges[e, 0]
+                k2 = edges[e, 1]
+                d1 = planes[k1, 0] * xi + planes[k1, 1] * yi + planes[k1, 2] * zi - planes[k1, 3]
+                d2 = planes[k2, 0] * xi + planes[k2, 1] * yi + planes[k2, 2] * zi - planes[k2, 3]
+                if d1 < h and d2 < h:
+                    f1 = -push * _table2(quarter_slope, step2, d1, d2)
+                    f2 = -push * _table2(quarter_slope, step2, d2, d1)
+                    ax += f1 * planes[k1, 0] + f2 * planes[k2, 0]
+                    ay += f1 * planes[k1, 1] + f2 * planes[k2, 1]
+                    az += f1 * planes[k1, 2] + f2 * planes[k2, 2]
+        mu_max[i] = mu_i
         out[r, 0] = ax
         out[r, 1] = ay
         out[r, 2] = az
 
 
 @njit(**config.NJIT_PARALLEL)
-def stable_steps(x, v, mat, nbr, count, rows, c, alpha, nu, h, out):
+def stable_steps(v, mat, rows, c, alpha, nu, h, mu_max, out):
     """Each particle's longest stable step, s, into ``out`` (k,) (Desbrun & Cani eq. 8).
 
     δt_i = 0.3 ε / (c + 0.6 α (c + 2 max_j μ_ij)), the paper's bound with the artificial viscosity's
     α (α = 1 gives eq. 8), and no longer than 0.3 ε/|v_i| (eq. 8's second bound) and 0.125 ε²/ν
-    (Morris et al. 1997, eq. 14); ε = h/2. The bound from the acceleration is the scheme's
+    (Morris et al. 1997, eq. 14); ε = h/2. max_j μ_ij is the particle's at its last evaluation
+    (``mu_max``, from :func:`pair_accelerations`). The bound from the acceleration is the scheme's
     (``integrators.Leapfrog``).
     """
     eps = 0.5 * h
-    eps2 = 0.01 * eps * eps
-    h2 = h * h
     for r in prange(rows.shape[0]):
         i = rows[r]
         mi = mat[i]
-        mu_max = 0.0
-        for kk in range(count[i]):
-            j = nbr[i, kk]
-            dx = x[i, 0] - x[j, 0]
-            dy = x[i, 1] - x[j, 1]
-            dz = x[i, 2] - x[j, 2]
-            r2 = dx * dx + dy * dy + dz * dz
-            if r2 >= h2:
-                continue
-            vr = (v[i, 0] - v[j, 0]) * dx + (v[i, 1] - v[j, 1]) * dy + (v[i, 2] - v[j, 2]) * dz
-            if vr < 0.0:
-                mu = -eps * vr / (r2 + eps2)
-                if mu > mu_max:
-                    mu_max = mu
-        dt = 0.3 * eps / (c[mi] + 0.6 * alpha[mi] * (c[mi] + 2.0 * mu_max))
+        dt = 0.3 * eps / (c[mi] + 0.6 * alpha[mi] * (c[mi] + 2.0 * mu_max[i]))
         speed = math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
         if speed * dt > 0.3 * eps:
             dt = 0.3 * eps / speed
@@ -246,3 +310,19 @@ def half_space_integrals(h: float, samples: int = 512) -> tuple[np.ndarray, np.n
 def _trapezoid(f: np.ndarray, r: np.ndarray) -> float:
     """∫ f dr by the trapezoid rule (numpy 1 and 2 name theirs differently)."""
     return float(0.5 * np.sum((f[1:] + f[:-1]) * np.diff(r))) if len(r) > 1 else 0.0
+
+
+def quarter_space_integrals(h: float, cells: int = 128) -> tuple[float, np.ndarray]:
+    """Γ₂(a, b) = ∫_{x>a, y>b} W dV of the cubic spline (support h): the share of the density kernel behind
+    two perpendicular planes at distances a and b, per unit ρ0. Returns (step, table) with the table
+    sampled every ``step`` = h / cells m from 0 along both axes, zero at h (midpoint sums on a grid of
+    ``cells`` across h: Γ₂(0, 0) = 1/4 to 1e-12)."""
+    step = h / cells
+    x = (np.arange(cells) + 0.5) * step
+    z = (np.arange(2 * cells) + 0.5) * step - h
+    q = np.sqrt(x[:, None, None] ** 2 + x[None, :, None] ** 2 + z[None, None, :] ** 2) / h
+    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
+    line = w.sum(axis=2) * step * 8.0 / (np.pi * h**3)
+    table = np.zeros((cells + 1, cells + 1))
+    table[:cells, :cells] = np.flip(np.cumsum(np.flip(np.flip(np.cumsum(np.flip(line, 0), 0), 0), 1), 1), 1) * step**2
+    return step, table
