@@ -139,8 +139,9 @@ class SmoothedParticlesDesbrun1996(Term):
             found = [f for f in faces if f is not None]
             self._plane_rows = np.ascontiguousarray(np.concatenate(found)) if found else _NO_PLANES
             n = self._plane_rows[:, :3]
+            dots = n[:, None, 0] * n[None, :, 0] + n[:, None, 1] * n[None, :, 1] + n[:, None, 2] * n[None, :, 2]
             self._edges = np.array([(a, b) for a in range(len(n)) for b in range(a + 1, len(n))
-                                    if abs(float(n[a] @ n[b])) < 1e-9], np.int64).reshape(-1, 2)
+                                    if abs(float(dots[a, b])) < 1e-9], np.int64).reshape(-1, 2)
         return self._plane_rows
 
     def _curved_walls(self, ctx, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -53,6 +53,62 @@ def _table2(table, step, a, b):
             + (table[i + 1, j] * (1.0 - g) + table[i + 1, j + 1] * g) * f)
 
 
+@njit(**config.NJIT)
+def _f4(q, inv_w_spacing):
+    """Monaghan 2000's (W(r)/W(s))⁴ at q = r/h, of the cubic spline (its constant cancels)."""
+    w = 6.0 * (q * q * q - q * q) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) * (1.0 - q) * (1.0 - q)
+    fw = w * inv_w_spacing
+    fw *= fw
+    return fw * fw
+
+
+@njit(**config.NJIT)
+def _wall_share(planes, edges, gamma, step, quarter, step2, h, x, y, z):
+    """The share of the density kernel at (x, y, z) behind the flat walls ``planes``: Σ Γ(d) over the walls
+    within h, less Γ₂(d₁, d₂) over the ``edges`` (the fluid behind two perpendicular walls, counted by
+    each)."""
+    out = 0.0
+    for k in range(planes.shape[0]):
+        d = planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z - planes[k, 3]
+        if d < h:
+            out += _table(gamma, step, d)
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        da = planes[a, 0] * x + planes[a, 1] * y + planes[a, 2] * z - planes[a, 3]
+        db = planes[b, 0] * x + planes[b, 1] * y + planes[b, 2] * z - planes[b, 3]
+        if da < h and db < h:
+            out -= _table2(quarter, step2, da, db)
+    return out
+
+
+@njit(**config.NJIT)
+def _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, x, y, z):
+    """The gradient of :func:`_wall_share` at (x, y, z), 1/m: Σ Γ'(d) n less the edges' ∂Γ₂ terms."""
+    gx = 0.0
+    gy = 0.0
+    gz = 0.0
+    for k in range(planes.shape[0]):
+        d = planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z - planes[k, 3]
+        if d < h:
+            f = _table(slope, step, d)
+            gx += f * planes[k, 0]
+            gy += f * planes[k, 1]
+            gz += f * planes[k, 2]
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        da = planes[a, 0] * x + planes[a, 1] * y + planes[a, 2] * z - planes[a, 3]
+        db = planes[b, 0] * x + planes[b, 1] * y + planes[b, 2] * z - planes[b, 3]
+        if da < h and db < h:
+            fa = _table2(quarter_slope, step2, da, db)
+            fb = _table2(quarter_slope, step2, db, da)  # Γ₂ is symmetric: ∂Γ₂/∂d_b is the transposed table
+            gx -= fa * planes[a, 0] + fb * planes[b, 0]
+            gy -= fa * planes[a, 1] + fb * planes[b, 1]
+            gz -= fa * planes[a, 2] + fb * planes[b, 2]
+    return gx, gy, gz
+
+
 @njit(**config.NJIT_PARALLEL)
 def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0, gamma, step, edges, quarter,
               step2, rho):
@@ -96,17 +152,7 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0,
         s *= k_w * inv_lattice
         w0 = wall_rho0[mat[i]]
         if w0 != 0.0:
-            for k in range(planes.shape[0]):
-                d = planes[k, 0] * xi + planes[k, 1] * yi + planes[k, 2] * zi - planes[k, 3]
-                if d < h:
-                    s += w0 * _table(gamma, step, d)
-            for e in range(edges.shape[0]):
-                k1 = edges[e, 0]
-                k2 = edges[e, 1]
-                d1 = planes[k1, 0] * xi + planes[k1, 1] * yi + planes[k1, 2] * zi - planes[k1, 3]
-                d2 = planes[k2, 0] * xi + planes[k2, 1] * yi + planes[k2, 2] * zi - planes[k2, 3]
-                if d1 < h and d2 < h:
-                    s -= w0 * _table2(quarter, step2, d1, d2)
+            s += w0 * _wall_share(planes, edges, gamma, step, quarter, step2, h, xi, yi, zi)
         rho[i] = s
 
 
@@ -173,10 +219,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
         ci = c[mi]
         ai = alpha[mi]
         etai = rhoi * nu[mi]
-        ax = 0.0
-        ay = 0.0
-        az = 0.0
-        mu_i = 0.0
+        ax = ay = az = mu_i = 0.0
         for kk in range(count[i]):
             j = nbr[i, kk]
             dx = xi - x[j, 0]
@@ -209,14 +252,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
             vr = ux * dx + uy * dy + uz * dz
             f = pi + pj
             if ri + rj != 0.0:  # Monaghan 2000's artificial pressure, against clustering under tension
-                q = rr / h
-                if q <= 0.5:
-                    w = 6.0 * (q * q * q - q * q) + 1.0
-                else:
-                    w = 2.0 * (1.0 - q) * (1.0 - q) * (1.0 - q)
-                fw = w * inv_w_spacing
-                fw *= fw
-                f += (ri + rj) * fw * fw
+                f += (ri + rj) * _f4(rr / h, inv_w_spacing)
             if vr < 0.0:
                 mu = eps * vr / (r2 + eps2)
                 if -mu > mu_i:
@@ -236,24 +272,10 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
         w0 = wall_rho0[mi]
         if w0 != 0.0 and p[i] > 0.0:
             push = -p[i] / (rhoi * rhoi) * w0
-            for k in range(planes.shape[0]):
-                d = planes[k, 0] * xi + planes[k, 1] * yi + planes[k, 2] * zi - planes[k, 3]
-                if d < h:
-                    f = push * _table(slope, step, d)
-                    ax += f * planes[k, 0]
-                    ay += f * planes[k, 1]
-                    az += f * planes[k, 2]
-            for e in range(edges.shape[0]):
-                k1 = edges[e, 0]
-                k2 = edges[e, 1]
-                d1 = planes[k1, 0] * xi + planes[k1, 1] * yi + planes[k1, 2] * zi - planes[k1, 3]
-                d2 = planes[k2, 0] * xi + planes[k2, 1] * yi + planes[k2, 2] * zi - planes[k2, 3]
-                if d1 < h and d2 < h:
-                    f1 = -push * _table2(quarter_slope, step2, d1, d2)
-                    f2 = -push * _table2(quarter_slope, step2, d2, d1)
-                    ax += f1 * planes[k1, 0] + f2 * planes[k2, 0]
-                    ay += f1 * planes[k1, 1] + f2 * planes[k2, 1]
-                    az += f1 * planes[k1, 2] + f2 * planes[k2, 2]
+            gx, gy, gz = _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, xi, yi, zi)
+            ax += push * gx
+            ay += push * gy
+            az += push * gz
         mu_max[i] = mu_i
         out[r, 0] = ax
         out[r, 1] = ay
