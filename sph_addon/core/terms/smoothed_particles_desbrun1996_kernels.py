@@ -63,20 +63,24 @@ def _f4(q, inv_w_spacing):
 
 
 @njit(**config.NJIT)
+def _distance(planes, k, x, y, z):
+    """Signed distance from (x, y, z) to plane ``k`` of ``planes`` (n·x = c), m, positive on the fluid's side."""
+    return planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z - planes[k, 3]
+
+
+@njit(**config.NJIT)
 def _wall_share(planes, edges, gamma, step, quarter, step2, h, x, y, z):
     """The share of the density kernel at (x, y, z) behind the flat walls ``planes``: Σ Γ(d) over the walls
     within h, less Γ₂(d₁, d₂) over the ``edges`` (the fluid behind two perpendicular walls, counted by
     each)."""
     out = 0.0
     for k in range(planes.shape[0]):
-        d = planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z - planes[k, 3]
+        d = _distance(planes, k, x, y, z)
         if d < h:
             out += _table(gamma, step, d)
     for e in range(edges.shape[0]):
-        a = edges[e, 0]
-        b = edges[e, 1]
-        da = planes[a, 0] * x + planes[a, 1] * y + planes[a, 2] * z - planes[a, 3]
-        db = planes[b, 0] * x + planes[b, 1] * y + planes[b, 2] * z - planes[b, 3]
+        da = _distance(planes, edges[e, 0], x, y, z)
+        db = _distance(planes, edges[e, 1], x, y, z)
         if da < h and db < h:
             out -= _table2(quarter, step2, da, db)
     return out
@@ -89,7 +93,7 @@ def _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, x, y, z)
     gy = 0.0
     gz = 0.0
     for k in range(planes.shape[0]):
-        d = planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z - planes[k, 3]
+        d = _distance(planes, k, x, y, z)
         if d < h:
             f = _table(slope, step, d)
             gx += f * planes[k, 0]
@@ -98,8 +102,8 @@ def _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, x, y, z)
     for e in range(edges.shape[0]):
         a = edges[e, 0]
         b = edges[e, 1]
-        da = planes[a, 0] * x + planes[a, 1] * y + planes[a, 2] * z - planes[a, 3]
-        db = planes[b, 0] * x + planes[b, 1] * y + planes[b, 2] * z - planes[b, 3]
+        da = _distance(planes, a, x, y, z)
+        db = _distance(planes, b, x, y, z)
         if da < h and db < h:
             fa = _table2(quarter_slope, step2, da, db)
             fb = _table2(quarter_slope, step2, db, da)  # Γ₂ is symmetric: ∂Γ₂/∂d_b is the transposed table
