@@ -33,7 +33,7 @@ REACH_MARGIN = 0.25
 _EMPTY = np.zeros((0, 4))
 
 
-def _faces(c, rot: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
+def flat_faces(c, rot: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
     """(k,4) world planes n·x = c (n into the liquid) of a mirrored collider, or None."""
     from ..colliders.sdf_dispatch import BOX_CONTAINER, PLANE
 
@@ -73,7 +73,7 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
     planes, group, others = [], [], []
     for placed in walls.placed:
         c, rot, pos = placed
-        faces = _faces(c, np.asarray(rot, np.float64), np.asarray(pos, np.float64))
+        faces = flat_faces(c, np.asarray(rot, np.float64), np.asarray(pos, np.float64))
         if faces is None:
             others.append(placed)
             continue

@@ -126,7 +126,7 @@ class SmoothedParticlesDesbrun1996(Term):
         """(w,4) the flat walls of this substep's colliders, n·x = c with n into the fluid: a box container's
         and a plane's faces, each a wall of its own (the mirror's planes, ``boundary.mirror``), so a particle
         at a tank's edge gets the fluid behind both faces. The colliders stand still for the substep."""
-        from ..boundary.mirror import _faces
+        from ..boundary.mirror import flat_faces
 
         walls = ctx.walls
         if walls is None:
@@ -134,7 +134,7 @@ class SmoothedParticlesDesbrun1996(Term):
             return _NO_PLANES
         if self._faces_of is not walls:
             self._faces_of = walls
-            faces = [_faces(c, rot, pos) for c, rot, pos in walls.placed]
+            faces = [flat_faces(c, rot, pos) for c, rot, pos in walls.placed]
             self._curved = [k for k, f in enumerate(faces) if f is None]
             found = [f for f in faces if f is not None]
             self._plane_rows = np.ascontiguousarray(np.concatenate(found)) if found else _NO_PLANES
