@@ -208,9 +208,9 @@ class Leapfrog(Integrator):
             self.levels = []
             return
         x, v, x_prev = ctx.x, ctx.v, ctx.arrays["x_prev"]
-        owned = []
+        owned = []  # by material id (uint8): whether the model owns it
         for m in models:
-            mask = np.zeros(max(256, int(ctx.material.max()) + 1), bool)
+            mask = np.zeros(256, bool)
             mask[list(m.setup.materials)] = True
             owned.append(mask)
         kept = ctx.arrays.get("acceleration")

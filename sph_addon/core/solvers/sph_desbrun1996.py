@@ -18,7 +18,7 @@ method's own number. The kernels' radius is the scene's h (support), Desbrun's h
 
 from __future__ import annotations
 
-from ..terms.smoothed_particles_desbrun1996 import SmoothedParticlesDesbrun1996, lattice_sums
+from ..terms.smoothed_particles_desbrun1996 import SmoothedParticlesDesbrun1996, calm_step, lattice_sums
 from .base import CacheField, DerivedConstant, MaterialModel
 from .presets import SPH_PRESETS
 from .sph_desbrun1996_parameters import NAME, PARAMETERS
@@ -49,9 +49,7 @@ class SphModel(MaterialModel):
         the artificial viscosity's shear viscosity, the lattice's kernel sum."""
         c = params.speed_of_sound
         eps = 0.5 * h
-        calm = 0.3 * eps / (c * (1.0 + 0.6 * params.artificial_viscosity))
-        if params.kinematic_viscosity > 0.0:
-            calm = min(calm, 0.125 * eps * eps / params.kinematic_viscosity)
+        calm = calm_step(c, params.artificial_viscosity, params.kinematic_viscosity, h)
         full = lattice_sums(spacing, h)[0]
         return (DerivedConstant("stiffness", c * c, "m^2/s^2", "κ = c² of P = κ (ρ - ρ0)"),
                 DerivedConstant("depth_at_1_percent", 0.01 * c * c / GRAVITY, "m",

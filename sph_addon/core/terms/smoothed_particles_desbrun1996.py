@@ -51,10 +51,68 @@ def lattice_sums(spacing: float, h: float) -> tuple[float, float, float]:
     k = np.arange(-reach, reach + 1)
     ox, oy, oz = np.meshgrid(k, k, k, indexing="ij")
     r = spacing * np.sqrt(ox**2 + oy**2 + oz**2).ravel()
-    q = r / h
-    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
-    w *= 8.0 / (math.pi * h**3) * spacing**3
+    w = spline_shape(r / h) * 8.0 / (math.pi * h**3) * spacing**3
     return float(w.sum()), float(w[oz.ravel() < 0].sum()), float(w[(oz.ravel() < 0) & (ox.ravel() < 0)].sum())
+
+
+def spline_shape(q: np.ndarray) -> np.ndarray:
+    """The cubic spline's shape at q = r/h, without its constant 8/(π h³), 0 from q = 1 on (the kernels'
+    ``_spline`` for arrays: the tables built once per bake, without numba)."""
+    q = np.asarray(q, np.float64)
+    return np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
+
+
+def half_space_integrals(h: float, samples: int = 512) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The share of the density kernel beyond a plane, and the anti-clustering gradient's, tabulated.
+
+    For a plane at distance d from a particle: Γ(d) = ∫_{z>d} W dV = ∫_d^h 2π r (r - d) W(r) dr of the
+    cubic spline (what a flat wall's fluid behind it adds to the density, per unit ρ0), and
+    Γ_p'(d) = -∫_d^h 2π r W_p(r) dr, the derivative of the same share of the anti-clustering kernel
+    W_p (the pressure gradient a mirrored fluid exerts, per unit ρ0). Returns (d, Γ, Γ_p') at
+    ``samples`` points over [0, h], by the trapezoid rule on 20,000 points.
+    """
+    r = np.linspace(0.0, h, 20001)
+    q = r / h
+    w = spline_shape(q) * 8.0 / (np.pi * h**3)
+    wp = 15.0 / (np.pi * h**6) * (h - r) ** 3
+    d = np.linspace(0.0, h, samples)
+    gamma = np.empty(samples)
+    slope = np.empty(samples)
+    for k, dk in enumerate(d):
+        beyond = r >= dk
+        rb = r[beyond]
+        gamma[k] = _trapezoid(2 * np.pi * rb * (rb - dk) * w[beyond], rb)
+        slope[k] = -_trapezoid(2 * np.pi * rb * wp[beyond], rb)
+    return d, gamma, slope
+
+
+def _trapezoid(f: np.ndarray, r: np.ndarray) -> float:
+    """∫ f dr by the trapezoid rule (numpy 1 and 2 name theirs differently)."""
+    return float(0.5 * np.sum((f[1:] + f[:-1]) * np.diff(r))) if len(r) > 1 else 0.0
+
+
+def quarter_space_integrals(h: float, cells: int = 128) -> tuple[float, np.ndarray]:
+    """Γ₂(a, b) = ∫_{x>a, y>b} W dV of the cubic spline (support h): the share of the density kernel behind
+    two perpendicular planes at distances a and b, per unit ρ0. Returns (step, table) with the table
+    sampled every ``step`` = h / cells m from 0 along both axes, zero at h (midpoint sums on a grid of
+    ``cells`` across h: Γ₂(0, 0) = 1/4 to 1e-12)."""
+    step = h / cells
+    x = (np.arange(cells) + 0.5) * step
+    z = (np.arange(2 * cells) + 0.5) * step - h
+    q = np.sqrt(x[:, None, None] ** 2 + x[None, :, None] ** 2 + z[None, None, :] ** 2) / h
+    w = spline_shape(q)
+    line = w.sum(axis=2) * step * 8.0 / (np.pi * h**3)
+    table = np.zeros((cells + 1, cells + 1))
+    table[:cells, :cells] = np.flip(np.cumsum(np.flip(np.flip(np.cumsum(np.flip(line, 0), 0), 0), 1), 1), 1) * step**2
+    return step, table
+
+
+def calm_step(c: float, alpha: float, nu: float, h: float) -> float:
+    """The longest step eq. 8 allows a particle at rest among particles at rest, s: 0.3 ε / (c (1 + 0.6 α)),
+    and no longer than the viscosity's 0.125 ε² / ν (ε = h/2; the same bounds as ``stable_steps``)."""
+    eps = 0.5 * h
+    step = 0.3 * eps / (c * (1.0 + 0.6 * alpha))
+    return min(step, 0.125 * eps * eps / nu) if nu > 0.0 else step
 
 
 class SmoothedParticlesDesbrun1996(Term):
@@ -91,9 +149,8 @@ class SmoothedParticlesDesbrun1996(Term):
         self.wall_rho0 = np.where(self.tension > 0.0, 0.0, self.rho0)
         full, wall, edge = lattice_sums(s, h)
         self.inv_lattice = 1.0 / full
-        q = s / h  # 1 / W(s) of the cubic spline, without its constant: Monaghan 2000's f = W(r) / W(s)
-        self.inv_w_spacing = 1.0 / (6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3)
-        from .smoothed_particles_desbrun1996_kernels import half_space_integrals
+        # 1 / W(s) of the cubic spline, without its constant: Monaghan 2000's f = W(r) / W(s).
+        self.inv_w_spacing = 1.0 / float(spline_shape(s / h))
 
         # Γ(d + s/2), scaled: the lattice's first layer (d = s/2) gets exactly what the layers beyond the
         # wall give it, the second (d = 3s/2, beyond which no site is within h at h = 2s) nothing.
@@ -104,8 +161,6 @@ class SmoothedParticlesDesbrun1996(Term):
         self.table_step = float(d[1] - d[0])
         # Behind two perpendicular faces (a tank's edge) both shares count the same fluid: the quarter
         # space's share, Γ₂(d₁ + s/2, d₂ + s/2) scaled as Γ, is taken off once.
-        from .smoothed_particles_desbrun1996_kernels import quarter_space_integrals
-
         self.quarter_step, quarter = quarter_space_integrals(h)
         grid = np.arange(quarter.shape[0]) * self.quarter_step
         shifted = np.array([np.interp(grid + 0.5 * s, grid, row, right=0.0) for row in quarter])
@@ -206,14 +261,9 @@ class SmoothedParticlesDesbrun1996(Term):
         return out
 
     def calm_dt(self) -> float:
-        """The longest step eq. 8 allows a particle at rest among particles at rest, s (all materials)."""
-        eps = 0.5 * self.setup.h
-        best = math.inf
-        for m in self.setup.materials:
-            best = min(best, 0.3 * eps / (self.c[m] * (1.0 + 0.6 * self.alpha[m])))
-            if self.nu[m] > 0.0:
-                best = min(best, 0.125 * eps * eps / self.nu[m])
-        return best
+        """:func:`calm_step` of its materials, the shortest, s."""
+        return min(calm_step(p.speed_of_sound, p.artificial_viscosity, p.kinematic_viscosity, self.setup.h)
+                   for p in self.setup.materials.values())
 
     def max_dt(self, world):
         return CALM_STEPS_PER_SUBSTEP * self.calm_dt()

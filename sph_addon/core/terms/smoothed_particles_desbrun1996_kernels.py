@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import config
 from ..kernel_cache import njit, prange
 
@@ -54,10 +52,18 @@ def _table2(table, step, a, b):
 
 
 @njit(**config.NJIT)
+def _spline(q):
+    """The cubic spline's shape at q = r/h < 1, without its constant 8/(π h³)."""
+    if q <= 0.5:
+        return 6.0 * (q * q * q - q * q) + 1.0
+    a = 1.0 - q
+    return 2.0 * a * a * a
+
+
+@njit(**config.NJIT)
 def _f4(q, inv_w_spacing):
     """Monaghan 2000's (W(r)/W(s))⁴ at q = r/h, of the cubic spline (its constant cancels)."""
-    w = 6.0 * (q * q * q - q * q) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) * (1.0 - q) * (1.0 - q)
-    fw = w * inv_w_spacing
+    fw = _spline(q) * inv_w_spacing
     fw *= fw
     return fw * fw
 
@@ -146,13 +152,7 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0,
             d2 = dx * dx + dy * dy + dz * dz
             if d2 >= h2:
                 continue
-            q = math.sqrt(d2) * inv_h
-            if q <= 0.5:
-                w = 6.0 * (q * q * q - q * q) + 1.0
-            else:
-                a = 1.0 - q
-                w = 2.0 * a * a * a
-            s += mass[mat[j]] * w
+            s += mass[mat[j]] * _spline(math.sqrt(d2) * inv_h)
         s *= k_w * inv_lattice
         w0 = wall_rho0[mat[i]]
         if w0 != 0.0:
@@ -307,48 +307,3 @@ def stable_steps(v, mat, rows, c, alpha, nu, h, mu_max, out):
         if nu[mi] * dt > 0.125 * eps * eps:
             dt = 0.125 * eps * eps / nu[mi]
         out[r] = dt
-
-
-def half_space_integrals(h: float, samples: int = 512) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The share of the density kernel beyond a plane, and the anti-clustering gradient's, tabulated.
-
-    For a plane at distance d from a particle: Γ(d) = ∫_{z>d} W dV = ∫_d^h 2π r (r - d) W(r) dr of the
-    cubic spline (what a flat wall's fluid behind it adds to the density, per unit ρ0), and
-    Γ_p'(d) = -∫_d^h 2π r W_p(r) dr, the derivative of the same share of the anti-clustering kernel
-    W_p (the pressure gradient a mirrored fluid exerts, per unit ρ0). Returns (d, Γ, Γ_p') at
-    ``samples`` points over [0, h], by the trapezoid rule on 20,000 points.
-    """
-    r = np.linspace(0.0, h, 20001)
-    q = r / h
-    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, 2.0 * (1.0 - q) ** 3) * 8.0 / (np.pi * h**3)
-    wp = 15.0 / (np.pi * h**6) * (h - r) ** 3
-    d = np.linspace(0.0, h, samples)
-    gamma = np.empty(samples)
-    slope = np.empty(samples)
-    for k, dk in enumerate(d):
-        beyond = r >= dk
-        rb = r[beyond]
-        gamma[k] = _trapezoid(2 * np.pi * rb * (rb - dk) * w[beyond], rb)
-        slope[k] = -_trapezoid(2 * np.pi * rb * wp[beyond], rb)
-    return d, gamma, slope
-
-
-def _trapezoid(f: np.ndarray, r: np.ndarray) -> float:
-    """∫ f dr by the trapezoid rule (numpy 1 and 2 name theirs differently)."""
-    return float(0.5 * np.sum((f[1:] + f[:-1]) * np.diff(r))) if len(r) > 1 else 0.0
-
-
-def quarter_space_integrals(h: float, cells: int = 128) -> tuple[float, np.ndarray]:
-    """Γ₂(a, b) = ∫_{x>a, y>b} W dV of the cubic spline (support h): the share of the density kernel behind
-    two perpendicular planes at distances a and b, per unit ρ0. Returns (step, table) with the table
-    sampled every ``step`` = h / cells m from 0 along both axes, zero at h (midpoint sums on a grid of
-    ``cells`` across h: Γ₂(0, 0) = 1/4 to 1e-12)."""
-    step = h / cells
-    x = (np.arange(cells) + 0.5) * step
-    z = (np.arange(2 * cells) + 0.5) * step - h
-    q = np.sqrt(x[:, None, None] ** 2 + x[None, :, None] ** 2 + z[None, None, :] ** 2) / h
-    w = np.where(q <= 0.5, 6.0 * (q**3 - q**2) + 1.0, np.where(q < 1.0, 2.0 * (1.0 - q) ** 3, 0.0))
-    line = w.sum(axis=2) * step * 8.0 / (np.pi * h**3)
-    table = np.zeros((cells + 1, cells + 1))
-    table[:cells, :cells] = np.flip(np.cumsum(np.flip(np.flip(np.cumsum(np.flip(line, 0), 0), 0), 1), 1), 1) * step**2
-    return step, table
