@@ -133,7 +133,10 @@ class Leapfrog(Integrator):
     continues exactly) and opens the next substep's first step; particles without one (just
     emitted) are evaluated afresh. What a neighbour of another step length contributes is taken at
     its last evaluation (densities, pressures): momentum is exchanged exactly only between particles
-    evaluated together (one level, or ``"global"``).
+    evaluated together (one level, or ``"global"``). The models' velocity-stage terms act at every
+    micro-step, after the kicks that open steps and before the drift, with the micro-step as their
+    step (first-order splitting; the accelerations' velocity-dependent part is not re-evaluated after
+    them).
     """
 
     name = "leapfrog"
@@ -200,6 +203,17 @@ class Leapfrog(Integrator):
             level, new = new, level
         return level
 
+    @staticmethod
+    def _velocity_stage(ctx: StepContext, models, micro: float) -> None:
+        """The models' velocity-stage terms (surface tension, the implicit yield solve) over one
+        micro-step, on the velocities the drift is about to use: a stiff implicit term (a yield stress)
+        then holds every drift, where once a substep the explicit forces' imbalance of the steps in
+        between crept a lump down at a rate its yield stress did not change."""
+        substep, ctx.dt = ctx.dt, micro
+        for model in models:
+            model.velocity_stage(ctx)
+        ctx.dt = substep
+
     def advance(self, ctx, models, idx, t, collide):
         from .leapfrog_kernels import drift, ending, keep_collisions, kick
 
@@ -232,6 +246,7 @@ class Leapfrog(Integrator):
         out_pos = np.empty(len(rows), np.int64)
         for k in range(1 << top):
             kick(v, acc, rows, level, top, k, half, False)
+            self._velocity_stage(ctx, models, micro)
             drift(x, v, x_prev, rows, micro)
             collide(idx, t + k * micro, micro)
             keep_collisions(x, v, x_prev, rows, micro)

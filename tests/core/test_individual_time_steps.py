@@ -23,9 +23,9 @@ from sph_addon.core.cache import CacheDir
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
 
-# A soft paste (mashed potato's density and cohesion, a speed of sound of 2 m/s): a jet at 16 m/s is
+# A soft paste (mashed potato's density, a speed of sound of 2 m/s, no yield stress): a jet at 16 m/s is
 # eight times faster than its sound.
-SOFT = {"speed_of_sound": 2.0, "artificial_viscosity": 0.8, "tensile_strength": 500.0}
+SOFT = {"speed_of_sound": 2.0, "artificial_viscosity": 0.8, "tensile_strength": 500.0, "yield_stress": 0.0}
 
 
 def jet_scene(time_steps: str = "individual", fps: int = 60, frame_end: int = 1, speed: float = 16.0) -> dict:

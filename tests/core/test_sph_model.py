@@ -124,12 +124,15 @@ def _momentum(sim):
     return (m * sim.state.v).sum(0), float((m * np.abs(sim.state.v)).sum())
 
 
-@pytest.mark.parametrize("time_steps, bound", [("global", 1e-9), ("individual", 2e-3)])
+@pytest.mark.parametrize("time_steps, bound", [("global", 1e-9), ("individual", 1e-2)])
 def test_momentum(time_steps, bound):
-    """Every pair force is equal and opposite: evaluated together (one level for all, ``global``),
-    the total momentum of a free cloud keeps to 1e-9 of Σ m|v| over 5 frames (measured 2e-16). With
-    individual steps a pair's forces act at each particle's own step, so momentum is exchanged only
-    approximately; the bound is the measured drift with a margin (the levels are checked to differ)."""
+    """Every pair force is equal and opposite and the putty's yield solve conserves momentum: evaluated
+    together (one level for all, ``global``), the total momentum of a free cloud keeps to 1e-9 of
+    Σ m|v| over 5 frames (measured 2e-16). With individual steps a pair's forces act at each particle's
+    own step, so momentum is exchanged only approximately; the bound is the measured drift with a
+    margin (the levels are checked to differ): 7e-4 before the putty had a yield stress, 4.9e-3 with
+    it (the solve at every micro-step changes the velocities the artificial viscosity of pairs at
+    different levels sees)."""
     sim = _free_cloud(time_steps)
     p0, scale = _momentum(sim)
     levels = set()

@@ -99,21 +99,25 @@ SPH_PRESETS: dict[str, dict] = {
     # within 1 % (Monaghan 1994, "Simulating free surface flows with SPH", J. Comput. Phys. 110: c at
     # least 10 times the largest speed); α = 0.05 in the range Monaghan uses for water (0.01-0.1).
     "classic_water": dict(density=1000.0, speed_of_sound=20.0, kinematic_viscosity=1e-6, artificial_viscosity=0.05,
-                          tensile_strength=0.0),
+                          tensile_strength=0.0, surface_tension=0.0),
     # Soft inelastic lumps (Desbrun & Cani's "highly deformable bodies"): cohesion through tension in the
-    # state equation and the paper's strong artificial viscosity (α ~ 1). The speed of sound is the
-    # lump's stiffness (a numerical one: real pastes carry sound at hundreds of m/s); the tensile strength
-    # caps the tension a stretched lump holds before it tears. These are our estimates, chosen by what
-    # the lumps do (tests/core/test_sph_lumps.py): putty holds together, merges, and splits when thrown at
-    # a wall at 10 m/s; clay is stiffer and stronger; mashed potato and wet snow weaker and lighter.
-    # Densities: glazier's putty (chalk in linseed oil) 1700-2000 kg/m³; wet potter's clay ~1800-2000;
-    # mashed potato ~1050-1100; wet snow 300-600 (Paterson, "The Physics of Glaciers", 1994, table 2.1).
+    # state equation and the paper's strong artificial viscosity (α ~ 1), and a Bingham yield stress that
+    # holds their shape (pressure alone, isotropic, lets any lump slump under its weight). The speed of
+    # sound is the lump's stiffness (a numerical one: real pastes carry sound at hundreds of m/s); the
+    # tensile strength caps the tension a stretched lump holds before it tears; the yield stresses are
+    # our estimates, of the order vane rheometry gives such pastes (hundreds of Pa for purées and wet
+    # snow, thousands for putty and clay), each above ρ g H / 2 of a 10 cm lump so a handful stands
+    # (Pashias 1996). What the lumps do is tested (tests/core/test_sph_lumps.py): putty stands, holds
+    # together, merges, and splits when thrown at a wall at 10 m/s; clay is stiffer and stronger;
+    # mashed potato and wet snow weaker and lighter. Densities: glazier's putty (chalk in linseed oil)
+    # 1700-2000 kg/m³; wet potter's clay ~1800-2000; mashed potato ~1050-1100; wet snow 300-600
+    # (Paterson, "The Physics of Glaciers", 1994, table 2.1).
     "putty": dict(density=1800.0, speed_of_sound=10.0, kinematic_viscosity=0.0, artificial_viscosity=1.0,
-                  tensile_strength=20000.0),
+                  tensile_strength=20000.0, yield_stress=3000.0),
     "clay": dict(density=1900.0, speed_of_sound=12.0, kinematic_viscosity=0.0, artificial_viscosity=1.5,
-                 tensile_strength=40000.0),
+                 tensile_strength=40000.0, yield_stress=6000.0),
     "mashed_potato": dict(density=1080.0, speed_of_sound=6.0, kinematic_viscosity=0.0, artificial_viscosity=0.8,
-                          tensile_strength=3000.0),
+                          tensile_strength=3000.0, yield_stress=600.0),
     "wet_snow": dict(density=450.0, speed_of_sound=6.0, kinematic_viscosity=0.0, artificial_viscosity=0.6,
-                     tensile_strength=3000.0),
+                     tensile_strength=3000.0, yield_stress=400.0),
 }

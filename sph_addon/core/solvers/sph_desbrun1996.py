@@ -7,18 +7,27 @@ deformable bodies*, EGCAS 1996 (``shared/papers/000``); A. Treuille, lecture *Pa
 One model for both: the classic liquid is the state equation without tension (``tensile_strength``
 0) and a small artificial viscosity; Desbrun's soft inelastic lumps (putty, clay, mashed potato, wet
 snow) keep tension down to a cohesive strength and take a strong artificial viscosity (α ~ 1, the
-paper's). Its one term (``smoothed_particles_desbrun1996``) gives the accelerations; the particles are
+paper's). Its first term (``smoothed_particles_desbrun1996``) gives the accelerations; the particles are
 advanced by the leapfrog scheme with individual power-of-two steps (section 5.2, eq. 8;
-``integrators.Leapfrog``), each particle's level written to the cache as ``time_level``.
+``integrators.Leapfrog``), each particle's level written to the cache as ``time_level``. The shared
+terms act once a substep, when every particle is synchronised (first-order operator splitting, as
+the prediction-relaxation scheme applies them): surface tension (``surface_tension_brackbill1992``)
+and a yield stress (``yield_papanastasiou1987``) solved implicitly (``viscosity_weiler2018``), which
+gives a lump the shear strength the state equation lacks: isotropic pressure alone lets any lump
+slump under its weight, cohesion or not.
 
 Physical units: density (kg/m³), speed of sound (m/s, the state equation's κ = c²), kinematic
-viscosity (m²/s), the cohesion as a tensile strength (Pa); the artificial viscosity's α is the
-method's own number. The kernels' radius is the scene's h (support), Desbrun's h being h/2.
+viscosity (m²/s), the cohesion as a tensile strength (Pa), the yield stress (Pa), the surface tension
+(N/m); the artificial viscosity's α is the method's own number. The kernels' radius is the scene's h
+(support), Desbrun's h being h/2.
 """
 
 from __future__ import annotations
 
 from ..terms.smoothed_particles_desbrun1996 import SmoothedParticlesDesbrun1996, calm_step, lattice_sums
+from ..terms.surface_tension_brackbill1992 import SurfaceTensionBrackbill1992
+from ..terms.viscosity_weiler2018 import AddedViscosityWeiler2018
+from ..terms.yield_papanastasiou1987 import YieldPapanastasiou1987
 from .base import CacheField, DerivedConstant, MaterialModel
 from .presets import SPH_PRESETS
 from .sph_desbrun1996_parameters import NAME, PARAMETERS
@@ -37,7 +46,8 @@ class SphModel(MaterialModel):
     parameters = PARAMETERS
     presets = SPH_PRESETS
     integrator = "leapfrog"
-    terms = (SmoothedParticlesDesbrun1996,)
+    terms = (SmoothedParticlesDesbrun1996, SurfaceTensionBrackbill1992, YieldPapanastasiou1987,
+             AddedViscosityWeiler2018)
     cache_fields = (CacheField("time_level", "time_level", None, "u1",
                                "individual time-step level l of the particle's last substep (its step is the "
                                "substep / 2^l)"),)

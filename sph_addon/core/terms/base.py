@@ -176,8 +176,12 @@ class ViscosityModifier(Term):
     def acts(self) -> bool:
         return False
 
-    def added_viscosity(self, ctx) -> np.ndarray:
-        """(n,) kinematic viscosity added to each particle's for this substep, m²/s."""
+    def materials(self) -> np.ndarray:
+        """(n_materials,) bool: the materials it adds viscosity to."""
+        return np.zeros(self.setup.n_materials, bool)
+
+    def added_viscosity(self, ctx, v: np.ndarray) -> np.ndarray:
+        """(n,) kinematic viscosity added to each particle's for this substep at velocities ``v`` (n, 3), m²/s."""
         return np.zeros(ctx.n)
 
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import logging
 import math
+from types import SimpleNamespace
+from typing import ClassVar
 
 import numpy as np
 
 from ..lattice import viscosity_lattice_constant
-from .base import VELOCITY, ImplicitForces, Term, ViscosityModifier
+from .base import VELOCITY, ArraySpec, ImplicitForces, Term, ViscosityModifier, Workspace
 
 log = logging.getLogger(__name__)
 # Relative residual |A v - ρ v*| / |ρ v*| at which CG stops, and its cap. 1e-6 keeps the decay rate
@@ -41,6 +43,9 @@ class ViscosityWeiler2018(Term):
                 "for SPH Fluids, Computer Graphics Forum 37(2), 2018")
     stage = VELOCITY
     parameters = ("kinematic_viscosity",)
+    # Whether the solve takes the materials' own ν; False for a model that applies ν explicitly and
+    # solves here only what the modifiers add (:class:`AddedViscosityWeiler2018`).
+    own_viscosity: ClassVar[bool] = True
 
     def __init__(self, setup):
         super().__init__(setup)
@@ -48,7 +53,7 @@ class ViscosityWeiler2018(Term):
         # scheme coupling), so the solve weighs every particle alike (M = I, η = ν): viscous momentum
         # between materials of different densities is exchanged as between equal masses, like every
         # other pair term, until particles carry a mass.
-        self.nu = self.per_material("kinematic_viscosity")
+        self.nu = self.per_material("kinematic_viscosity") if self.own_viscosity else np.zeros(setup.n_materials)
         self.viscosity_k = viscosity_lattice_constant(setup.spacing, setup.h)
         self.modifiers: list[ViscosityModifier] = []
         self.implicit: list[ImplicitForces] = []
@@ -75,7 +80,7 @@ class ViscosityWeiler2018(Term):
                 or nu * ctx.dt * (math.pi / ctx.spacing) ** 2 >= RESOLVED):
             self._solve(ctx, blocks)
 
-    def _solve(self, ctx, blocks) -> None:
+    def _solve(self, ctx, blocks, first: np.ndarray | None = None) -> None:
         """Backward Euler on the viscous term (Weiler et al. 2018) and the implicit forces, in one
         system solved by CG.
 
@@ -88,16 +93,13 @@ class ViscosityWeiler2018(Term):
         evenly over the particles (a uniform velocity shift, which the operator does not see), so the
         total momentum is exactly that of v*: the viscous and pair terms are internal forces.
         Colliders at rest hold the fluid next to them (no slip), and receive the drag they exert in
-        their contact reports.
+        their contact reports. ``first``: the viscosity to solve with (default: the materials' and
+        what the modifiers add at v*).
         """
         from ..array_kernels import copy_rows
         from . import viscosity_weiler2018_kernels as kernels
 
         n = ctx.n
-        eta = self.nu[ctx.material]
-        for modifier in self.modifiers:
-            if modifier.acts:
-                eta = eta + modifier.added_viscosity(ctx)
         wall_b = ctx.walls.no_slip_blocks(ctx.x) if ctx.walls is not None else np.zeros((n, 6))
         theta = self.implicit[0].theta if self.implicit else 1.0
         coeff = np.array([ctx.dt * self.viscosity_k, 1.0 / ctx.h, theta])
@@ -113,6 +115,7 @@ class ViscosityWeiler2018(Term):
             self._unit_mass = np.ones(n)
         v = np.empty_like(rhs)
         copy_rows(rhs, v)  # numpy's copy runs on one thread
+        eta = first if first is not None else self._viscosity(ctx, ctx.v)
         with ctx.workspace.borrow((3,), (3,), (3,), (3,), (3, 3)) as (r, z, p, ap, inv):
             it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass, eta, coeff, wall_b, sj, sw, se,
                                     rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
@@ -136,6 +139,15 @@ class ViscosityWeiler2018(Term):
             log.warning("viscosity solve stopped at its cap of %d iterations with relative residual %.3g",
                         MAX_ITERATIONS, res)
 
+    def _viscosity(self, ctx, v: np.ndarray) -> np.ndarray:
+        """(n,) kinematic viscosity of each particle, m²/s: its material's and what the modifiers add
+        at velocities ``v``."""
+        eta = self.nu[ctx.material]
+        for modifier in self.modifiers:
+            if modifier.acts:
+                eta = eta + modifier.added_viscosity(ctx, v)
+        return eta
+
     def _reset_stats(self) -> None:
         self.stats = {"substeps": 0, "iterations": 0, "iterations_max": 0, "residual": 0.0, "capped": 0}
 
@@ -150,3 +162,82 @@ class ViscosityWeiler2018(Term):
                    "viscosity_residual": float(f"{st['residual']:.3g}"), "viscosity_capped": st["capped"]}
         self._reset_stats()
         return out
+
+
+class AddedViscosityWeiler2018(ViscosityWeiler2018):
+    """The same solve for the viscosity its modifiers add (a yield stress) only: for a model whose
+    own ν is an explicit force (``sph``), so a stiff paste is not held to the explicit step.
+
+    It solves for the particles of the materials its modifiers act on alone (:meth:`apply`): they are
+    held together and to the walls they touch (no slip: a paste sticks where it touches), not to
+    particles of other materials (with the pair viscosity the mean of both particles', half the
+    putty's, a putty ball stayed where it landed in water), and a few putty balls in a pool cost what
+    they alone cost. Its scheme calls it at every micro-step; each solve takes the viscosity of the
+    last one's solution (kept per particle in ``added_viscosity``): Picard's iteration carried from
+    one micro-step to the next. Taken from v* instead, a lump under its own weight (8 cm of putty on a
+    floor) crept down 2 mm per 0.5 s; three Picard sweeps a micro-step held it at three times the cost.
+    """
+
+    own_viscosity = False
+    arrays = {"added_viscosity": ArraySpec((), np.float64, math.nan,
+                                           "viscosity the modifiers (a yield stress) gave the particle at the last "
+                                           "solve's solution, m²/s: the next solve's")}
+
+    def __init__(self, setup):
+        super().__init__(setup)
+        self._part = Workspace()
+
+    def active_arrays(self):
+        return self.arrays if any(m.acts for m in self.modifiers) else {}
+
+    def apply(self, ctx) -> None:
+        self.stats["substeps"] += 1
+        acting = [m for m in self.modifiers if m.acts]
+        if not acting:
+            return
+        mine = np.zeros(self.setup.n_materials, bool)
+        for m in acting:
+            mine |= m.materials()
+        rows = np.flatnonzero(mine[ctx.material])
+        if not len(rows):
+            return
+        part = _part_of(ctx, rows, self._part)
+        kept = ctx.arrays["added_viscosity"]
+        first = kept[rows]
+        fresh = ~np.isfinite(first)
+        if fresh.any():
+            first[fresh] = self._viscosity(part, part.v)[fresh]
+        self._solve(part, None, first)
+        ctx.v[rows] = part.v
+        kept[rows] = self._viscosity(part, part.v)
+
+
+def _part_of(ctx, rows: np.ndarray, workspace: Workspace) -> SimpleNamespace:
+    """The particles ``rows`` of ``ctx`` as a context of their own: positions, velocities (copies),
+    materials, and neighbour rows renumbered among them, a neighbour outside pointing at the particle
+    itself (a coincident pair, which carries nothing)."""
+    index = np.full(ctx.n, -1, np.int64)
+    index[rows] = np.arange(len(rows))
+    nbr = index[ctx.nbr[rows]]
+    nbr = np.where(nbr < 0, np.arange(len(rows))[:, None], nbr).astype(ctx.nbr.dtype)
+    workspace.resize(len(rows))
+    walls = None if ctx.walls is None else _PartWalls(ctx, rows)
+    return SimpleNamespace(n=len(rows), x=np.ascontiguousarray(ctx.x[rows]), v=np.ascontiguousarray(ctx.v[rows]),
+                           nbr=nbr, count=np.ascontiguousarray(ctx.count[rows]), material=ctx.material[rows],
+                           h=ctx.h, dt=ctx.dt, spacing=ctx.spacing, walls=walls, workspace=workspace)
+
+
+class _PartWalls:
+    """The walls of a context seen by some of its particles: what those give the colliders is
+    reported at the whole world's rows (the reports weigh each row by its particle's mass)."""
+
+    def __init__(self, ctx, rows: np.ndarray):
+        self.ctx, self.rows = ctx, rows
+
+    def no_slip_blocks(self, x: np.ndarray) -> np.ndarray:
+        return self.ctx.walls.no_slip_blocks(x)
+
+    def received(self, x: np.ndarray, dv: np.ndarray) -> None:
+        full = np.zeros((self.ctx.n, 3))
+        full[self.rows] = dv
+        self.ctx.walls.received(self.ctx.x, full)

@@ -18,19 +18,20 @@ from .base import VELOCITY, ViscosityModifier
 YIELD_STRAIN_RATE = 0.01
 
 
-def yield_viscosity(ctx, yield_nu: np.ndarray, gradient_k: float) -> np.ndarray:
+def yield_viscosity(ctx, v: np.ndarray, yield_nu: np.ndarray, gradient_k: float) -> np.ndarray:
     """(n,) the viscosity a Bingham yield stress adds, m²/s: (τ_y/ρ)(1 - exp(-|γ̇|/ε))/|γ̇|, with
     ``yield_nu`` τ_y/ρ per material and ``gradient_k`` the lattice's gradient constant.
 
     Papanastasiou's regularisation of τ_y/|γ̇|: smooth, and (τ_y/ρ)/ε where the material
     does not flow, so unyielded regions move as near-rigid bodies under the implicit solve
     (ε = ``YIELD_STRAIN_RATE``: a heap below its yield stress creeps at about ε times the
-    ratio of its stress to τ_y). |γ̇| is taken from v* (Picard: one linearisation per substep).
+    ratio of its stress to τ_y). |γ̇| is taken from the velocities ``v`` the solve linearises about
+    (v* in the viscoelastic model; the last solution in the sph model's ``AddedViscosityWeiler2018``).
     """
     from .yield_papanastasiou1987_kernels import strain_rates
 
     rate = np.empty(ctx.n)
-    strain_rates(ctx.x, ctx.v, ctx.nbr, ctx.count, 1.0 / ctx.h, gradient_k, rate)
+    strain_rates(ctx.x, v, ctx.nbr, ctx.count, 1.0 / ctx.h, gradient_k, rate)
     eps = YIELD_STRAIN_RATE
     with np.errstate(invalid="ignore", divide="ignore"):
         added = np.where(rate > 1e-6 * eps, -np.expm1(-rate / eps) / rate, 1.0 / eps)
@@ -55,5 +56,8 @@ class YieldPapanastasiou1987(ViscosityModifier):
     def acts(self) -> bool:
         return bool(np.any(self.yield_nu > 0))
 
-    def added_viscosity(self, ctx) -> np.ndarray:
-        return yield_viscosity(ctx, self.yield_nu, self.gradient_k)
+    def materials(self) -> np.ndarray:
+        return self.yield_nu > 0
+
+    def added_viscosity(self, ctx, v):
+        return yield_viscosity(ctx, v, self.yield_nu, self.gradient_k)
