@@ -110,7 +110,7 @@ def test_a_putty_ball_in_viscoelastic_water_stays_whole():
     """Putty (sph, 1800 kg/m³) dropped into the viscoelastic model's water: the two models' particles meet
     in one world, no particle is lost, the ball stays one piece (its yield stress) and enters the water.
     Without cohesion (tensile strength 0) it sinks to the floor whole (measured: its median height 4.2 cm
-    at 0.5 s). With it, it floats two-thirds out (median 8.9 cm, the surface at 7.5 cm): the coupling is
+    at 0.5 s). With it, it floats two-thirds out (median 9.0 cm, the surface at 7.5 cm): the coupling is
     not mass-aware (docs/materials.md, Limits) and the lump's tension pulls at the water it touches."""
     for params, sinks in (({"tensile_strength": 0.0}, True), ({}, False)):
         sim = _putty_into_water(params)

@@ -108,7 +108,7 @@ SPH_PRESETS: dict[str, dict] = {
     # our estimates, of the order vane rheometry gives such pastes (hundreds of Pa for purées and wet
     # snow, thousands for putty and clay), each above ρ g H / 2 of a 10 cm lump so a handful stands
     # (Pashias 1996). What the lumps do is tested (tests/core/test_sph_lumps.py): putty stands, holds
-    # together, merges, and splits when thrown at a wall at 10 m/s; clay is stiffer and stronger;
+    # together, merges, and splits when thrown at a wall at 25 m/s; clay is stiffer and stronger;
     # mashed potato and wet snow weaker and lighter. Densities: glazier's putty (chalk in linseed oil)
     # 1700-2000 kg/m³; wet potter's clay ~1800-2000; mashed potato ~1050-1100; wet snow 300-600
     # (Paterson, "The Physics of Glaciers", 1994, table 2.1).

@@ -10,8 +10,8 @@ snow) keep tension down to a cohesive strength and take a strong artificial visc
 paper's). Its first term (``smoothed_particles_desbrun1996``) gives the accelerations; the particles are
 advanced by the leapfrog scheme with individual power-of-two steps (section 5.2, eq. 8;
 ``integrators.Leapfrog``), each particle's level written to the cache as ``time_level``. The shared
-terms act once a substep, when every particle is synchronised (first-order operator splitting, as
-the prediction-relaxation scheme applies them): surface tension (``surface_tension_brackbill1992``)
+terms act at every micro-step, after the kicks that open steps and before the drift (first-order
+operator splitting; ``integrators.Leapfrog``): surface tension (``surface_tension_brackbill1992``)
 and a yield stress (``yield_papanastasiou1987``) solved implicitly (``viscosity_weiler2018``), which
 gives a lump the shear strength the state equation lacks: isotropic pressure alone lets any lump
 slump under its weight, cohesion or not.

@@ -36,11 +36,11 @@ PARAMETERS: tuple[Parameter, ...] = (
                           "tension, Desbrun & Cani section 3.1)."),
     Parameter("yield_stress", 0.0, "Pa", 0.0, 1e6, label="Yield Stress",
               description="τ_y, Bingham yield stress: below it the material holds its shape (a lump on a "
-                          "table, a heap), above it it flows. Solved implicitly once a substep (Papanastasiou "
+                          "table, a heap), above it it flows. Solved implicitly at every micro-step (Papanastasiou "
                           "1987's regularisation in Weiler 2018's viscosity solve); 0: none. A lump of height H "
                           "stands when τ_y > ρ g H / 2 (Pashias 1996)."),
     Parameter("surface_tension", 0.0, "N/m", 0.0, 10.0, label="Surface Tension",
               description="γ, the liquid's surface tension (water 0.072, oil ~0.03): Brackbill 1992's "
-                          "continuum surface force, applied once a substep; it limits the substep to "
+                          "continuum surface force, applied at every micro-step; it limits the substep to "
                           "0.2 sqrt(ρ s³/γ). 0: none (the classic liquid of the lecture)."),
 )

@@ -186,19 +186,22 @@ class AddedViscosityWeiler2018(ViscosityWeiler2018):
     def __init__(self, setup):
         super().__init__(setup)
         self._part = Workspace()
+        self._mine = np.zeros(setup.n_materials, bool)  # the materials a modifier acts on
+
+    def link(self, terms: list[Term]) -> None:
+        super().link(terms)
+        for m in self.modifiers:
+            if m.acts:
+                self._mine |= m.materials()
 
     def active_arrays(self):
-        return self.arrays if any(m.acts for m in self.modifiers) else {}
+        return self.arrays if self._mine.any() else {}
 
     def apply(self, ctx) -> None:
         self.stats["substeps"] += 1
-        acting = [m for m in self.modifiers if m.acts]
-        if not acting:
+        if not self._mine.any():
             return
-        mine = np.zeros(self.setup.n_materials, bool)
-        for m in acting:
-            mine |= m.materials()
-        rows = np.flatnonzero(mine[ctx.material])
+        rows = np.flatnonzero(self._mine[ctx.material])
         if not len(rows):
             return
         part = _part_of(ctx, rows, self._part)
