@@ -114,7 +114,16 @@ class _StopOnSignals:
         # (seen with SIGTERM, SIGINT, SIGTERM 20 ms apart on a loaded machine).
         self.count += 1
         if self.count == 2:
+            # Stopping at once cuts short whatever Python code runs, a library's finalizer too (numba's
+            # LLVM handles, half closed, then fail again when collected at exit with "Exception ignored
+            # in ... Traceback"). The checkpoint, not that memory, is what the bake leaves: from here
+            # such errors in finalizers are dropped, so the one sentence on stderr stays the only one.
+            sys.unraisablehook = _drop_unraisable
             raise KeyboardInterrupt
+
+
+def _drop_unraisable(unraisable) -> None:
+    """``sys.unraisablehook`` of a bake stopped at once (see ``_StopOnSignals._on_signal``)."""
 
 
 def _interrupted(out: str) -> str:
