@@ -181,11 +181,8 @@ class Leapfrog(Integrator):
                 limit = np.minimum(limit, model.particle_dt(ctx, rows))
             elif sel.any():
                 limit[sel] = np.minimum(limit[sel], model.particle_dt(ctx, rows[sel]))
-        a = np.sqrt(np.einsum("ij,ij->i", acc, acc))
-        with np.errstate(divide="ignore"):
-            limit = np.minimum(limit, 0.25 * np.sqrt(ctx.spacing / a))
         level = np.empty(len(rows), np.uint8)
-        levels_from_steps(ctx.dt, limit, self.max_level, level)
+        levels_from_steps(ctx.dt, limit, acc, ctx.spacing, self.max_level, level)
         if not self.individual:
             level[:] = level.max()
             return level

@@ -14,10 +14,12 @@ from .kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)
-def levels_from_steps(substep, limit, max_level, level):
-    """Level l_i: the smallest with substep / 2^l ≤ ``limit[i]`` (s), clipped to [0, max_level] (uint8)."""
+def levels_from_steps(substep, limit, acc, spacing, max_level, level):
+    """Level l_i: the smallest with substep / 2^l ≤ min(``limit[i]``, 0.25 (s / |a_i|)^½) (s), clipped to
+    [0, max_level] (uint8); ``acc`` (k,3) m/s², ``spacing`` s m."""
     for r in prange(limit.shape[0]):
-        lim = limit[r]
+        a = math.sqrt(acc[r, 0] * acc[r, 0] + acc[r, 1] * acc[r, 1] + acc[r, 2] * acc[r, 2])
+        lim = min(limit[r], 0.25 * math.sqrt(spacing / a)) if a > 0.0 else limit[r]
         if not lim < math.inf:
             level[r] = 0
             continue

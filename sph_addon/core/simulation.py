@@ -35,6 +35,7 @@ from .bodies import Bodies, report_squeezed
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
 from .colliders import Collider, Shape
+from .colliders.clearance import Clearance, put_rows
 from .colliders.response import ContactReport
 from .colliders.scene_colliders import scene_collider
 from .diagnostics import frame_diagnostics, material_densities
@@ -115,7 +116,7 @@ class Simulation:
         self.ns = NeighborSearch(self.h)
         self.nbr = np.zeros((0, 1), np.int32)
         self.count = np.zeros(0, np.int32)
-        self._dv = np.zeros((0, 3))
+        self._clearance = Clearance()
         self._predicted = np.zeros((0, 3))  # x + Δt v of the substep, for the neighbour search
         self.policy = SubstepPolicy.from_settings(scene.simulation)
         self.last_substeps = 0  # the last frame's substeps: the policy keeps them when nearly as cheap
@@ -250,6 +251,7 @@ class Simulation:
         # Again after the permutation: predicted[order] (the same sums of the same numbers), faster.
         step_rows(st.x, dt, st.v, self._predicted)
         self.nbr, self.count = self.ns.lists(self._predicted, self.h)
+        self._clearance.measure(st.x, self.colliders, self._frame_at(t), self.radius)
         if self.bodies:
             self.bodies.advance(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
         walls = self._walls_at(t + dt) if self.colliders else None
@@ -294,11 +296,9 @@ class Simulation:
         from .colliders.response import collide
 
         st = self.state
-        x, x_prev = st.x, st.arrays["x_prev"]
-        if idx is not None:
-            x, x_prev = x[idx], x_prev[idx]
-        if self._dv.shape != x.shape:
-            self._dv = np.zeros(x.shape)
+        # The particles that can touch a collider (the others are left as they are: clearance.py).
+        idx, x, x_prev = self._clearance.rows(idx, st.x, st.arrays["x_prev"])
+        dv = np.empty(x.shape)  # every row written by collide
         f0, f1 = self._frame_at(t), self._frame_at(t + dt)
         poses0 = [c.transform(f0) for c in self.colliders]
         poses1 = [c.transform(f1) for c in self.colliders]
@@ -316,15 +316,15 @@ class Simulation:
         for k, c in enumerate(self.colliders):
             (r0, t0), (r1, t1) = poses0[k], poses1[k]
             collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
-                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, self._dv)
+                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, dv)
             if several:
-                moved = np.flatnonzero((self._dv[:, 0] != 0.0) | (self._dv[:, 1] != 0.0) | (self._dv[:, 2] != 0.0))
+                moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
                 shift[moved] += x[moved] - x0[moved]
                 hits[moved] += 1
             if several and self.bodies.body(k) is not None:
-                bodies.append((k, moved, x[moved], self._dv[moved], t1))  # the rows it moved, not the world
+                bodies.append((k, moved, x[moved], dv[moved], t1))  # the rows it moved, not the world
             else:
-                self._add_contact(k, x, self._dv, t1, mass)
+                self._add_contact(k, x, dv, t1, mass)
                 if wall is not None:
                     wall[moved[wall[moved] < 0]] = k
         if several:
@@ -346,7 +346,7 @@ class Simulation:
                 free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
                 report_squeezed(bodies, free, wall, poses1, self._add_contact)
         if idx is not None:
-            st.x[idx] = x
+            put_rows(st.x, idx, x)
 
     def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray,
                      mass: np.ndarray | None = None) -> None:
@@ -358,10 +358,7 @@ class Simulation:
         if mass is not None and self.bodies.body(k) is not None:
             self.bodies.receive(k, x, dv, mass)
         impulse, torque = impulse_and_torque(x, dv, center)
-        prev = self.contacts[k]
-        # The running torque moves to the new centre before adding: L_c = L_c' + (c' - c) x J.
-        self.contacts[k] = ContactReport(prev.name, prev.impulse + impulse,
-                                         prev.torque + np.cross(prev.center - center, prev.impulse) + torque, center)
+        self.contacts[k] = self.contacts[k].plus(impulse, torque, center)
 
     def _apply_domain(self) -> None:
         """Remove the particles outside the domain box or inside an outflow (counted per material)."""

@@ -28,14 +28,17 @@ from sph_addon.core.simulation import Simulation
 SOFT = {"speed_of_sound": 2.0, "artificial_viscosity": 0.8, "tensile_strength": 500.0, "yield_stress": 0.0}
 
 
-def jet_scene(time_steps: str = "individual", fps: int = 60, frame_end: int = 1, speed: float = 16.0) -> dict:
+def jet_scene(time_steps: str = "individual", fps: int = 60, frame_end: int = 1, speed: float = 16.0,
+              pool: float = 0.3) -> dict:
+    """A 2 cm jet at ``speed`` m/s into a 5 cm deep pool ``pool`` m wide, in a tank as wide."""
+    a = pool / 2
     return scene_dict(
         particle_spacing=0.01, fps=fps, frame_end=frame_end, simulation={"time_steps": time_steps},
         materials=[{"name": "mash", "model": "sph", "preset": "mashed_potato", "params": SOFT}],
-        sources=[{"type": "box", "material": "mash", "min": [-0.15, -0.15, 0], "max": [0.15, 0.15, 0.05]},
+        sources=[{"type": "box", "material": "mash", "min": [-a, -a, 0], "max": [a, a, 0.05]},
                  {"type": "box", "material": "mash", "min": [-0.01, -0.01, 0.07], "max": [0.01, 0.01, 0.37],
                   "velocity": [0, 0, -speed]}],
-        colliders=[{"type": "box_container", "size": [0.3, 0.3, 0.5], "position": [0, 0, 0.25]}])
+        colliders=[{"type": "box_container", "size": [pool, pool, 0.5], "position": [0, 0, 0.25]}])
 
 
 @pytest.fixture(scope="module")
