@@ -150,7 +150,8 @@ def _pick(params, names) -> tuple[Parameter, ...]:
 DOMAIN_TOP = _pick(TOP_PARAMETERS, ("particle_spacing", "frame_start", "frame_end"))
 DOMAIN_SIMULATION = tuple(p for p in SIMULATION_PARAMETERS if p.name != "gravity")
 GRAVITY = by_name(SIMULATION_PARAMETERS)["gravity"]
-COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_distance", "continuous"))
+COLLIDER_COMMON = _pick(COMMON_PARAMETERS, ("friction", "stickiness", "stick_distance", "continuous", "heat_contact",
+                                           "temperature"))
 # Shown and exported for Motion Dynamic only: other colliders' scene files stay as they were.
 COLLIDER_DYNAMIC = _pick(DYNAMIC_PARAMETERS, ("density", "body_friction", "restitution", "linear_velocity",
                                               "angular_velocity", "animated_until", "hinge_axis"))
@@ -159,8 +160,8 @@ COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "paddi
 # nozzle_length defaults to 0 (no pipe): what files saved before it existed baked with.
 # inherit_velocity defaults to 0 (the object's motion ignored), as files saved before it baked.
 INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end",
-                                   "nozzle_length", "inherit_velocity"))
-FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed"))
+                                   "nozzle_length", "inherit_velocity", "temperature"))
+FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed", "temperature"))
 # The Domain's walls (Closed Borders) are a box_container: its open faces, and its friction under
 # the Domain's own name. Defaults (every side closed, no friction) are what files saved before
 # these settings baked with.

@@ -40,6 +40,7 @@ from .colliders.response import ContactReport
 from .colliders.scene_colliders import scene_collider
 from .diagnostics import frame_diagnostics, material_densities
 from .errors import SimulationError
+from .heat import Heat
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
 from .outflows import inside_outflows, scene_outflows
@@ -125,6 +126,7 @@ class Simulation:
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.bodies = Bodies(self.colliders, [p for _, p in scene.colliders], self.spacing)
+        self.heat = Heat(scene, self.colliders, self.state)  # before the sources: emission sets temperatures
         self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
         self._masses: np.ndarray | None = None  # by particle, for the bodies (``step``)
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
@@ -176,6 +178,7 @@ class Simulation:
         first = self.state.n
         self.state.append(x, v, material, source)
         new = slice(first, self.state.n)
+        self.heat.on_emitted(self.state, new, source)
         world = self._world()
         for model in self.models:
             if material in model.setup.materials:
@@ -271,6 +274,8 @@ class Simulation:
         for idx, x_end, inflow in nozzles:
             st.x[idx] = x_end
             st.v[idx] = inflow.velocity
+        if self.heat.active:
+            self.heat.step(st, self.nbr, self.count, dt, self._frame_at(t + dt))
         if walls is not None:
             for (k, x, dv), m in zip(walls.given, walls.given_mass):
                 self._add_contact(k, x, dv, walls.placed[k][2], m)
@@ -458,6 +463,7 @@ class Simulation:
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
+        extra.update(self.heat.frame_stats(st))
         if len(self.colliders) > 1:
             extra["collider_overlaps"], self._overlaps = self._overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
@@ -477,7 +483,7 @@ class Simulation:
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""
-        out = {}
+        out = self.heat.cache_fields(self.state)
         for model in self.models:
             for f in model.cache_fields:
                 arr = self.state.arrays[f.array]

@@ -25,24 +25,26 @@ import numpy as np
 from . import config
 from .colliders.mesh_files import check_file, resolve_mesh_path
 from .errors import InputError
+from .heat_parameters import SOURCE_PARAMETERS as HEAT_SOURCE_PARAMETERS
 from .params import Parameter, resolve
 
 _MATERIAL = Parameter("material", "", description="Name of a material in the scene's materials list.")
 _VELOCITY = Parameter("velocity", (0.0, 0.0, 0.0), "m/s", description="Initial velocity of the particles.")
+_HEAT = HEAT_SOURCE_PARAMETERS
 
 SOURCES: dict[str, tuple[Parameter, ...]] = {
     "box": (
-        _MATERIAL, _VELOCITY,
+        _MATERIAL, _VELOCITY, *_HEAT,
         Parameter("min", (0.0, 0.0, 0.0), "m", description="Lower corner of the box."),
         Parameter("max", (1.0, 1.0, 1.0), "m", description="Upper corner of the box."),
     ),
     "sphere": (
-        _MATERIAL, _VELOCITY,
+        _MATERIAL, _VELOCITY, *_HEAT,
         Parameter("center", (0.0, 0.0, 0.0), "m", description="Centre of the ball."),
         Parameter("radius", 0.5, "m", 1e-6, None, description="Radius of the ball."),
     ),
     "inflow": (
-        _MATERIAL,
+        _MATERIAL, *_HEAT,
         Parameter("shape", "disc", choices=("disc", "rectangle"), description="Emitter outline."),
         Parameter("center", (0.0, 0.0, 0.0), "m", description="Centre of the emitter."),
         Parameter("velocity", (0.0, 0.0, -1.0), "m/s",
@@ -63,7 +65,7 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
                               "particles: 1 carries a moving nozzle's motion into the stream, 0 ignores it."),
     ),
     "mesh": (
-        _MATERIAL, _VELOCITY,
+        _MATERIAL, _VELOCITY, *_HEAT,
         Parameter("path", "", label="Mesh File",
                   description="Closed PLY or OBJ mesh (world coordinates) whose inside is filled, relative "
                               "to the scene file."),

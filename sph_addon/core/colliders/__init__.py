@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError
+from ..heat_parameters import COLLIDER_PARAMETERS as HEAT_COLLIDER_PARAMETERS
 from ..params import Parameter, check_name, resolve
 from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
 
@@ -75,6 +76,7 @@ COMMON_PARAMETERS: tuple[Parameter, ...] = (
               description="Test the path of particles fast enough to cross the collider within one "
                           "substep, so thin colliders do not leak (see colliders/response.py)."),
     *DYNAMIC_PARAMETERS,
+    *HEAT_COLLIDER_PARAMETERS,
 )
 
 

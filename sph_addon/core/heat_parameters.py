@@ -1,0 +1,42 @@
+"""Heat's declared settings, in SI units with temperatures in degrees Celsius: every material model's
+thermal parameters, the air's, a source's and a collider's. Read by the scene validator, the docs and
+the Blender UI without importing numba; the conduction itself is in ``heat``.
+
+Temperatures are in °C throughout (scene, cache, Blender): a difference of 1 °C is 1 K, and the
+conduction only sees differences.
+"""
+
+from __future__ import annotations
+
+from .params import Parameter
+
+# Every material model lists these after its own parameters.
+MATERIAL_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("thermal_conductivity", 0.0, "W/(m K)", 0.0, 1e4, label="Thermal Conductivity",
+              description="k, how well heat flows through the material (water 0.6, chocolate 0.2, butter 0.2, "
+                          "wax 0.25, basalt lava 1-2, copper 400). 0: the material neither conducts nor takes "
+                          "heat from a collider (no temperature is computed unless some material conducts)."),
+    Parameter("specific_heat", 4186.0, "J/(kg K)", 1.0, 1e5, label="Specific Heat",
+              description="c_p, the heat that warms a kilogram by one degree (water 4186, chocolate 1600, wax "
+                          "2500, basalt 840); with the density and k it gives the diffusivity k / (ρ c_p), "
+                          "m²/s, at which a temperature difference spreads."),
+)
+
+SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("ambient_temperature", 20.0, "°C", -273.15, 1e4, label="Ambient Temperature",
+              description="The air's temperature."),
+)
+
+SOURCE_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("temperature", 20.0, "°C", -273.15, 1e4, label="Temperature",
+              description="The emitted particles' temperature (used when a material conducts heat)."),
+)
+
+COLLIDER_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("heat_contact", False, label="Held Temperature",
+              description="The surface is held at Temperature (a hot plate, a cold floor) and conducts heat into "
+                          "the particles within the interaction radius, at their own conductivity; off: it "
+                          "insulates."),
+    Parameter("temperature", 20.0, "°C", -273.15, 1e4, label="Temperature",
+              description="The surface's temperature when it is held (Held Temperature)."),
+)
