@@ -89,14 +89,13 @@ class Heat:
                                                            for m in mats])
         self.active = bool(np.any(self.k > 0.0))
         self.spacing, self.h = scene.particle_spacing, scene.h
-        self.ambient = float(scene.simulation["ambient_temperature"])
-        self.source_temperature = [float(p.get("temperature", self.ambient)) for _, p in scene.sources]
+        self.source_temperature = [float(p["temperature"]) for _, p in scene.sources]
         self.held = [(c, float(p["temperature"])) for c, (_, p) in zip(colliders, scene.colliders)
                      if p.get("heat_contact")]
         self.cycles = 0
         if not self.active:
             return
-        state.add_array("temperature", (), np.float64, fill=self.ambient)
+        state.add_array("temperature", (), np.float64, fill=np.nan)  # every emission sets it
         self.scale = lattice_scale(self.spacing, self.h)
         self._d = np.linspace(0.0, self.h, _TABLE)
         self._gain = self.scale * held_surface_gain(self.spacing, self.h, self._d)
