@@ -1,5 +1,5 @@
 """Heat's declared settings, in SI units with temperatures in degrees Celsius: every material model's
-thermal parameters, a source's and a collider's. Read by the scene validator, the docs and
+thermal parameters, the air's, a source's and a collider's. Read by the scene validator, the docs and
 the Blender UI without importing numba; the conduction itself is in ``heat``.
 
 Temperatures are in °C throughout (scene, cache, Blender): a difference of 1 °C is 1 K, and the
@@ -20,6 +20,15 @@ MATERIAL_PARAMETERS: tuple[Parameter, ...] = (
               description="c_p, the heat that warms a kilogram by one degree (water 4186, chocolate 1600, wax "
                           "2500, basalt 840); with the density and k it gives the diffusivity k / (ρ c_p), "
                           "m²/s, at which a temperature difference spreads."),
+)
+
+SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("ambient_temperature", 20.0, "°C", -273.15, 1e4, label="Ambient Temperature",
+              description="The air's temperature, which Air Heat Transfer draws the particles at a free surface "
+                          "towards."),
+    Parameter("air_heat_transfer", 0.0, "W/(m^2 K)", 0.0, 1e5, label="Air Heat Transfer",
+              description="h, the heat a free surface exchanges with the air per area and degree (still air "
+                          "5-10, a fan 20-100, water sprayed on 1000+); 0: the air insulates."),
 )
 
 SOURCE_PARAMETERS: tuple[Parameter, ...] = (

@@ -26,6 +26,7 @@ from . import config
 from .colliders import COLLIDERS, COMMON_PARAMETERS, parse_placed
 from .diagnostics import parse_diagnostics
 from .errors import InputError
+from .heat_parameters import SIMULATION_PARAMETERS as HEAT_SIMULATION_PARAMETERS
 from .jsonfile import read_json
 from .outflows import parse_outflow
 from .params import Parameter, check_name, resolve, typed
@@ -72,6 +73,7 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
               description="The bake is refused before it starts if the estimated memory exceeds this."),
     Parameter("checkpoint_every", 1, "", 1, 100000,
               description="Write a resumable checkpoint every N frames."),
+    *HEAT_SIMULATION_PARAMETERS,
 )
 
 DOMAIN_PARAMETERS: tuple[Parameter, ...] = (

@@ -53,7 +53,7 @@ def _conduct(sim: Simulation, seconds: float, dt: float = 0.01) -> None:
 def test_a_bar_between_two_held_surfaces_reaches_the_linear_profile():
     """100 °C at one end, 0 °C at the other, a 20 cm bar at 1 cm spacing starting at 20 °C (α = 0.05
     m²/s: its slowest mode decays in 0.08 s): after 1 s every particle is within 2 % of the line
-    between the surfaces' temperatures (of the 100 °C span)."""
+    between the surfaces' temperatures (of the 100 °C span; measured 0.47 °C)."""
     sim = _bar(0.01, 0.2, held=(100.0, 0.0))
     _conduct(sim, 1.0)
     x, t = sim.state.x[:, 0], sim.state.arrays["temperature"]
@@ -64,8 +64,9 @@ def test_a_bar_between_two_held_surfaces_reaches_the_linear_profile():
 @pytest.mark.parametrize("spacing", [0.01, 0.005])
 def test_a_cosine_profile_decays_at_the_diffusion_rate(spacing):
     """T = 20 + 10 cos(π x / L) along an insulated bar (L = 10 cm; the cosine meets its insulated ends
-    with zero slope) decays as exp(-α (π/L)² t): the amplitude after half its decay time within 10 %
-    of the theory, at 1 cm and 5 mm."""
+    with zero slope) decays as exp(-α (π/L)² t): the amplitude after half its decay time within 3 % of
+    the theory at 1 cm and 5 mm (measured 0.6 % and 0.5 %; 8 % without the neighbourhood normalisation,
+    the bar being 4 particles thick)."""
     length, alpha = 0.1, 0.001
     sim = _bar(spacing, length, k=alpha * 1000.0)
     x = sim.state.x[:, 0]
@@ -76,7 +77,7 @@ def test_a_cosine_profile_decays_at_the_diffusion_rate(spacing):
     amplitude = float(np.dot(t, np.cos(math.pi * x / length)) / np.dot(np.cos(math.pi * x / length),
                                                                       np.cos(math.pi * x / length)))
     expected = 10.0 * math.exp(-0.5)
-    assert abs(amplitude / expected - 1.0) < 0.10, (amplitude, expected)
+    assert abs(amplitude / expected - 1.0) < 0.03, (amplitude, expected)
 
 
 def test_an_insulated_body_of_two_materials_keeps_its_heat():
@@ -101,6 +102,27 @@ def test_an_insulated_body_of_two_materials_keeps_its_heat():
     t = sim.state.arrays["temperature"]
     assert abs(energy() / before - 1.0) < 1e-6
     assert np.ptp([t[hot].mean(), t[~hot].mean()]) < 0.5 * gap0
+
+
+@pytest.mark.parametrize("spacing", [0.01, 0.005])
+def test_a_hot_cube_cools_in_the_air_at_newtons_rate(spacing):
+    """An 8 cm cube at 80 °C in air at 20 °C with h = 10 W/(m² K), conducting well (Biot number h V/(A k)
+    = 0.013, so it cools as one lump): the excess temperature's decay rate is h A / (ρ c_p V) within 10 %
+    (measured 0.94 of it at 1 cm and 0.96 at 5 mm: the cube's edges and corners count less area than
+    they have)."""
+    side = 0.08
+    data = scene_dict(particle_spacing=spacing,
+                      simulation={"gravity": [0, 0, 0], "ambient_temperature": 20.0, "air_heat_transfer": 10.0},
+                      materials=[{"name": "cube", "preset": "water",
+                                  "params": {"thermal_conductivity": 10.0, "specific_heat": 1.0}}],
+                      sources=[{"type": "box", "material": "cube", "min": [0, 0, 0], "max": [side] * 3,
+                                "temperature": 80.0}], colliders=[])
+    sim = Simulation(parse_scene(data))
+    sim.state.permute(sim.ns.sort(sim.state.x))
+    _conduct(sim, 1.0)
+    rate = 10.0 * (6.0 / side) / (1000.0 * 1.0)
+    measured = -math.log((sim.state.arrays["temperature"].mean() - 20.0) / 60.0)
+    assert abs(measured / rate - 1.0) < 0.10, measured / rate
 
 
 def test_a_bake_writes_the_temperature_and_starts_from_the_sources(tmp_path, write_scene):
