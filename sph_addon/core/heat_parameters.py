@@ -16,6 +16,13 @@ MATERIAL_PARAMETERS: tuple[Parameter, ...] = (
               description="k, how well heat flows through the material (water 0.6, chocolate 0.2, butter 0.2, "
                           "wax 0.25, basalt lava 1-2, copper 400). 0: the material neither conducts nor takes "
                           "heat from a collider (no temperature is computed unless some material conducts)."),
+    Parameter("melts_into", "", label="Melts Into",
+              description="The scene material this one becomes past its Liquidus (chocolate into liquid "
+                          "chocolate): the particle keeps its place, velocity and mass and continues in that "
+                          "material's model; it must have this material's density. Empty: it does not melt."),
+    Parameter("liquidus", 100.0, "°C", -273.15, 1e4, label="Liquidus",
+              description="The temperature past which the material melts (Melts Into): dark chocolate 32, "
+                          "butter 35, paraffin wax 60, basalt lava 1200 (solidifies near 1000)."),
     Parameter("specific_heat", 4186.0, "J/(kg K)", 1.0, 1e5, label="Specific Heat",
               description="c_p, the heat that warms a kilogram by one degree (water 4186, chocolate 1600, wax "
                           "2500, basalt 840); with the density and k it gives the diffusivity k / (ρ c_p), "

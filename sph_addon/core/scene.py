@@ -189,6 +189,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
             raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
                              "shape it was filled in; an inflow emits a stream: use a box, sphere or mesh source")
     _check_bound_meshes(sources, materials)
+    _check_melting(materials)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
     unseen = unseen_by_the_grid(materials, colliders)
@@ -319,6 +320,24 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
         p["keyframes"] = parse_inflow_keys(item.get("keyframes", []), p, where)
     check_source_files(kind, p, base_dir, where)
     return kind, p
+
+
+def _check_melting(materials: list[Material]) -> None:
+    """A material that melts names another material of the scene, of its own density (mass is kept)."""
+    names = [m.name for m in materials]
+    densities = [SOLVERS[m.model].density_of(m.params) for m in materials]
+    for k, m in enumerate(materials):
+        into = getattr(m.params, "melts_into", "")
+        if not into:
+            continue
+        where = f"materials[{k}].params.melts_into"
+        if into not in names or into == m.name:
+            raise InputError(where, f"{into!r} is not another material of the scene; name one of "
+                                    f"{', '.join(n for n in names if n != m.name) or '(none: add the liquid)'}")
+        liquid = densities[names.index(into)]
+        if abs(liquid - densities[k]) > 1e-9 * densities[k]:
+            raise InputError(where, f"{into!r} has density {liquid:g} kg/m^3 and {m.name!r} {densities[k]:g}: a "
+                                    f"particle keeps its mass when it melts, so give both the same density")
 
 
 def _check_bound_meshes(sources: list[tuple[str, dict]], materials: list[Material]) -> None:
