@@ -176,7 +176,8 @@ class Heat:
         conducting, present = np.empty(n), np.empty(n)
         moments(x, mat, nbr, count, k_mat, volume, self.h, ghost_held, ghost_any, conducting, present)
         # A particle missing neighbours (a free surface, a non-conducting neighbour) weighs the ones it has
-        # up to the full lattice's moment: the mirror image of an insulated surface (zero flux across it).
+        # more, by the square root of the full lattice's moment over its own (the module docstring: the full
+        # ratio over-corrects).
         norm = np.sqrt(np.clip(self.full / np.maximum(conducting, 1e-300), 0.25, 4.0))
         gain *= norm
         # The air reaches the share φ of a particle's neighbourhood that nothing fills: a face s² per flat
