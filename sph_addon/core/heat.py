@@ -166,13 +166,12 @@ class Heat:
         """Conduct heat over a substep of ``dt`` s, at the positions of its end (colliders posed at ``frame``)."""
         from .heat_kernels import add_heat, conduction_rates, moments
 
-        x, mat, temp = state.x, state.material, state.arrays["temperature"]
-        if not self.active or not len(x):
+        if not self.active or not state.n:
             return
-        n = len(x)
+        x, mat, temp, n = state.x, state.material, state.arrays["temperature"], state.n
         gain, wall_temp, ghost_held, ghost_any = self._surfaces(x, mat, frame)
         volume = self.scale * self.spacing**3
-        k_mat = np.ascontiguousarray(self.k)
+        k_mat = self.k
         conducting, present = np.empty(n), np.empty(n)
         moments(x, mat, nbr, count, k_mat, volume, self.h, ghost_held, ghost_any, conducting, present)
         # A particle missing neighbours (a free surface, a non-conducting neighbour) weighs the ones it has
