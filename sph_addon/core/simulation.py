@@ -31,11 +31,12 @@ import numpy as np
 from . import checkpoint_state, config
 from .array_kernels import bounds, step_rows
 from .blowup import BlowUpWatch, collider_work
-from .bodies import Bodies, report_squeezed
+from .bodies import Bodies
 from .boundary.static_cells import WallCells
 from .boundary.walls import Walls
 from .colliders import Collider, Shape
-from .colliders.clearance import Clearance, put_rows
+from .colliders.clearance import Clearance
+from .colliders.particle_contacts import collide_particles
 from .colliders.response import ContactReport
 from .colliders.scene_colliders import scene_collider
 from .diagnostics import frame_diagnostics, material_densities
@@ -290,68 +291,10 @@ class Simulation:
                      self._wall_cells)
 
     def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
-        """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt].
-
-        What each collider received is added to :attr:`contacts` (impulse and torque
-        about its origin, summed over the frame, per unit particle mass until particles
-        carry a mass), the input of a rigid body (Clavet Algorithm 7, stage 1).
-        """
-        if not self.colliders:
-            return
-        from .colliders.response import collide
-
-        st = self.state
-        # The particles that can touch a collider (the others are left as they are: clearance.py).
-        idx, x, x_prev = self._clearance.rows(idx, st.x, st.arrays["x_prev"])
-        dv = np.empty(x.shape)  # every row written by collide
-        f0, f1 = self._frame_at(t), self._frame_at(t + dt)
-        poses0 = [c.transform(f0) for c in self.colliders]
-        poses1 = [c.transform(f1) for c in self.colliders]
-        several = len(self.colliders) > 1
-        # Every collider resolves its contacts from the positions the models left (response.collide):
-        # the result does not depend on the colliders' order. One collider needs no copy.
-        x0 = x.copy() if several else x
-        if several:
-            shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
-            hits = np.zeros(len(x), np.int64)
-        # The first collider that is not a body to move each particle (bodies.report_squeezed).
-        wall = np.full(len(x), -1) if several and self.bodies else None
-        mass = self._masses if idx is None or self._masses is None else self._masses[idx]
-        bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
-        for k, c in enumerate(self.colliders):
-            (r0, t0), (r1, t1) = poses0[k], poses1[k]
-            collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
-                    self.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, dv)
-            if several:
-                moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
-                shift[moved] += x[moved] - x0[moved]
-                hits[moved] += 1
-            if several and self.bodies.body(k) is not None:
-                bodies.append((k, moved, x[moved], dv[moved], t1))  # the rows it moved, not the world
-            else:
-                self._add_contact(k, x, dv, t1, mass)
-                if wall is not None:
-                    wall[moved[wall[moved] < 0]] = k
-        if several:
-            # A particle in contact with several colliders takes every one's displacement (a corner
-            # between a floor and a wall: up and away); x holds the last one's alone.
-            both = np.flatnonzero(hits > 1)
-            x[both] = x0[both] + shift[both]
-            # Only particles a collider moved can have been pushed into another one (colliders/overlaps.py).
-            touched = np.flatnonzero(hits)
-            before = x[touched] if bodies else None
-            if len(touched):
-                from .colliders.overlaps import separate
-
-                self._overlaps += separate([c.shape for c in self.colliders], poses0, poses1, x, x_prev,
-                                           touched, self.radius, dt, self._add_contact)
-            if bodies:  # the particles squeezed between a body and another collider: bodies.report_squeezed
-                free = mass.copy()
-                free[both] = 0.0
-                free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
-                report_squeezed(bodies, free, wall, poses1, self._add_contact)
-        if idx is not None:
-            put_rows(st.x, idx, x)
+        """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt]
+        (``colliders.particle_contacts``)."""
+        if self.colliders:
+            collide_particles(self, idx, t, dt)
 
     def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray,
                      mass: np.ndarray | None = None) -> None:
