@@ -27,7 +27,7 @@ import numpy as np
 from ..core.atomic import write_json
 from ..core.errors import InputError
 from ..core.scene import FORMAT, Scene, parse_scene, unseen_by_the_grid
-from . import dynamic_colliders, migrate
+from . import compat, dynamic_colliders, migrate
 from . import properties as props
 from .export_errors import ExportError, explain
 from .export_meshes import base_mesh_world, mesh_arrays, safe_name, signed_volume, transform, write_mesh
@@ -141,7 +141,7 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
     # Solids last: the material numbers of Fluids and Inflows stay what they were before Solids existed.
     solids = members(scene, 'SOLID')
     emitters = members(scene, 'FLUID') + members(scene, 'INFLOW') + solids
-    for ob in emitters:
+    for ob in emitters + _phase_targets(scene, emitters):
         origins[f"materials[{len(data['materials'])}]"] = ob.name
         data["materials"].append(material_item(ob))
     for ob in members(scene, 'FLUID'):
@@ -154,7 +154,8 @@ def build_scene(scene, domain, out_dir: Path, frames: tuple[int, int] | None = N
         data["sources"].append(_inflow_source(ob))
     for ob in solids:
         origins[f"sources[{len(data['sources'])}]"] = ob.name
-        data["sources"].append(_solid_source(ob, out_dir, d.particle_spacing, unit))
+        data["sources"].append({**_solid_source(ob, out_dir, d.particle_spacing, unit),
+                                **_melt_keys(ob, frame_start, frame_end)})
     if not data["sources"]:
         raise ExportError("Scene", "has no enabled Fluid, Inflow or Solid object; set an object's Physics > SPH "
                                    "Fluid > Type to Fluid (filled with particles), Inflow (emits them) or Solid, "
@@ -238,6 +239,38 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.
     write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
             "velocity": typed_value(ob.sph.material.initial_velocity)}
+
+
+def _phase_targets(scene, emitters: list) -> list:
+    """The objects a material melts or solidifies into (Melts Into, Solidifies Into: an object's name) that emit
+    nothing themselves, a Fluid with its Enabled box off say: their materials are exported without a source, so
+    a jelly can melt into a liquid that no object fills."""
+    names = {ob.name for ob in emitters}
+    found = []
+    for ob in emitters:
+        m = ob.sph.material
+        group = props.model_group(m, m.model) if m.model in props.SOLVERS else None
+        for key in ("melts_into", "solidifies_into"):
+            target = scene.objects.get(str(getattr(group, key, "") or ""))
+            if target is not None and target.name not in names and target.sph.role in props.MATERIAL_ROLES:
+                names.add(target.name)
+                found.append(target)
+    return sorted(found, key=lambda ob: ob.name)
+
+
+def _melt_keys(ob, frame_start: int, frame_end: int) -> dict:
+    """A Solid's Melt Amount as the source's ``melt_keyframes``: keyed, its F-curve at every frame of the
+    range (the core interpolates linearly between them), the frames where the amount does not change
+    dropped; not keyed, one key when it is above 0; nothing at 0 (files saved before it export as they did)."""
+    fcurves = compat.action_fcurves(ob)
+    fc = fcurves.find("sph.fluid.melt_amount") if fcurves is not None else None
+    if fc is None:
+        amount = float(ob.sph.fluid.melt_amount)
+        return {"melt_keyframes": [{"frame": frame_start, "amount": amount}]} if amount > 0.0 else {}
+    amounts = [min(max(float(fc.evaluate(f)), 0.0), 1.0) for f in range(frame_start, frame_end + 1)]
+    keys = [{"frame": frame_start + k, "amount": a} for k, a in enumerate(amounts)
+            if k in (0, len(amounts) - 1) or not amounts[k - 1] == a == amounts[k + 1]]
+    return {"melt_keyframes": keys}
 
 
 def _solid_source(ob, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:

@@ -48,6 +48,7 @@ from bpy.props import (
 from ..core.blender_names import MODEL_CLASS_PREFIX, check_model, stable_number
 from ..core.colliders import COMMON_PARAMETERS, DYNAMIC_PARAMETERS, OPEN_SIDE_PARAMETERS
 from ..core.colliders.mesh_files import MESH_PARAMETERS
+from ..core.heat_parameters import MELT_KEY_PARAMETERS
 from ..core.params import Parameter
 from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
 from ..core.solvers import SOLVERS
@@ -162,6 +163,7 @@ COLLIDER_MESH = _pick(MESH_PARAMETERS, ("mode", "thickness", "cell_size", "paddi
 INFLOW = _pick(SOURCES["inflow"], ("shape", "radius", "size", "rate", "frame_start", "frame_end",
                                    "nozzle_length", "inherit_velocity", "temperature"))
 FLUID_SOURCE = _pick(SOURCES["mesh"], ("jitter", "seed", "temperature"))
+MELT_AMOUNT = by_name(MELT_KEY_PARAMETERS)["amount"]
 # The Domain's walls (Closed Borders) are a box_container: its open faces, and its friction under
 # the Domain's own name. Defaults (every side closed, no friction) are what files saved before
 # these settings baked with.
@@ -324,6 +326,10 @@ def _make_groups() -> list[type]:
                                                       "(its origin's move to the next frame) added to the "
                                                       "Initial Velocity: 1 throws the liquid as the object moves"),
     }
+    # A Solid's: keyed on the timeline and sampled at export (``export._melt_keys``) into melt_keyframes.
+    fluid_ann["melt_amount"] = FloatProperty(
+        name=MELT_AMOUNT.label, default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description=MELT_AMOUNT.description + " Key it to melt on cue (needs the material's Melts Into).")
     SPHFluidSettings = type("SPHFluidSettings", (bpy.types.PropertyGroup,),
                             {"__annotations__": fluid_ann, "__doc__": "Volume fill settings"})
 

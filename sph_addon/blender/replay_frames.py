@@ -111,16 +111,16 @@ def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, p
 
     ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
     BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
-    integer ``id``, ``age`` (s) and each model's cache field (``time_level`` of the sph model) when
-    the cache has them. An attribute the frame lacks is removed, so a mesh never shows a previous
-    frame's values.
+    integer ``id``, ``age`` (s), ``temperature`` (°C), ``melt`` (the melt fraction, 0 solid to 1 liquid) and
+    each model's cache field (``time_level`` of the sph model) when the cache has them. An attribute
+    the frame lacks is removed, so a mesh never shows a previous frame's values.
     """
     vel = _columns(vertices, ("vx", "vy", "vz"))
     names = set(vertices.dtype.names or ()) if vertices is not None else set()
     values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
               "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
               "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
-    optional = {"id": 'INT', "age": 'FLOAT', **model_fields()}
+    optional = {"id": 'INT', "age": 'FLOAT', "temperature": 'FLOAT', "melt": 'FLOAT', **model_fields()}
     if particles:
         for name, data_type in optional.items():
             if name in names:

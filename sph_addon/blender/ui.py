@@ -211,6 +211,8 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
             col.prop(m, "initial_velocity")
             if ob.sph.role == 'FLUID':
                 col.prop(ob.sph.fluid, "inherit_velocity")
+            else:
+                col.prop(ob.sph.fluid, "melt_amount")
             _draw_params(self.layout, ob.sph.fluid, props.FLUID_SOURCE)
         else:
             col.prop(ob.sph.inflow, "speed")

@@ -109,12 +109,6 @@ class Heat:
         self.rho_c = material_densities(mats) * np.array([float(getattr(m.params, "specific_heat", 1.0))
                                                            for m in mats])
         self.active = bool(np.any(self.k > 0.0))
-        names = [m.name for m in mats]
-        # By material: the material id it becomes past its liquidus (°C), or -1.
-        self.melts_into = np.array([names.index(m.params.melts_into) if getattr(m.params, "melts_into", "") else -1
-                                    for m in mats], np.int64)
-        self.liquidus = np.array([float(getattr(m.params, "liquidus", math.inf)) for m in mats])
-        self.melted = 0
         self.spacing, self.h = scene.particle_spacing, scene.h
         self.source_temperature = [float(p["temperature"]) for _, p in scene.sources]
         self.ambient = float(scene.simulation["ambient_temperature"])
@@ -192,28 +186,14 @@ class Heat:
                 conduction_rates(*args)
             add_heat(temp, rate, self.rho_c, mat, dt / cycles)
         self.cycles += cycles
-        self._melt(state)
-
-    def _melt(self, state) -> None:
-        """Particles past their material's liquidus become the material it melts into (Becker et al. 2009,
-        section 5: the solid's particles continue as a fluid): the id alone changes, so the particle keeps
-        its place, velocity, mass and temperature, leaves the solid's rest state (its partners see it
-        gone) and is taken up by the liquid's model at the next substep. No latent heat yet."""
-        mat = state.material
-        into = self.melts_into[mat]
-        melting = (into >= 0) & (state.arrays["temperature"] > self.liquidus[mat])
-        if melting.any():
-            mat[melting] = into[melting]
-            self.melted += int(melting.sum())
 
     def frame_stats(self, state) -> dict:
         """The frame's lowest and highest temperature (°C) and conduction cycles."""
         if not self.active or not state.n:
             return {}
         t = state.arrays["temperature"]
-        out = {"temperature_min": float(t.min()), "temperature_max": float(t.max()), "heat_cycles": self.cycles,
-               "melted": self.melted}
-        self.cycles = self.melted = 0
+        out = {"temperature_min": float(t.min()), "temperature_max": float(t.max()), "heat_cycles": self.cycles}
+        self.cycles = 0
         return out
 
     def cache_fields(self, state) -> dict:

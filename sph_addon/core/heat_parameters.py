@@ -23,6 +23,15 @@ MATERIAL_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("liquidus", 100.0, "°C", -273.15, 1e4, label="Liquidus",
               description="The temperature past which the material melts (Melts Into): dark chocolate 32, "
                           "butter 35, paraffin wax 60, basalt lava 1200 (solidifies near 1000)."),
+    Parameter("solidus", 100.0, "°C", -273.15, 1e4, label="Solidus",
+              description="The temperature the material starts to soften at, when it melts (Melts Into): between "
+                          "Solidus and Liquidus an elastic solid's stiffness falls linearly to zero while its "
+                          "damping's viscosity stays, so it sags and flows like a thick liquid before it melts "
+                          "(dark chocolate 28, butter 28, paraffin 50, basalt 1000); at or above Liquidus: none."),
+    Parameter("solidifies_into", "", label="Solidifies Into",
+              description="The scene material this one becomes below that material's Solidus (lava into "
+                          "basalt): an elastic solid takes the shape the particles have then as its rest shape. "
+                          "Empty: it does not solidify."),
     Parameter("specific_heat", 4186.0, "J/(kg K)", 1.0, 1e5, label="Specific Heat",
               description="c_p, the heat that warms a kilogram by one degree (water 4186, chocolate 1600, wax "
                           "2500, basalt 840); with the density and k it gives the diffusivity k / (ρ c_p), "
@@ -41,6 +50,14 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
 SOURCE_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("temperature", 20.0, "°C", -273.15, 1e4, label="Temperature",
               description="The emitted particles' temperature (used when a material conducts heat)."),
+)
+
+# A source's optional ``melt_keyframes``: the melt amount of its particles at Blender frames, linear between keys.
+MELT_KEY_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("frame", 1.0, "", None, None, description="Frame of the key (fractional frames allowed)."),
+    Parameter("amount", 0.0, "", 0.0, 1.0, label="Melt Amount",
+              description="0 solid, 1 molten: the same melt fraction a temperature between Solidus and Liquidus "
+                          "gives (the larger of the two is taken); at 1 the particle becomes its Melts Into."),
 )
 
 COLLIDER_PARAMETERS: tuple[Parameter, ...] = (

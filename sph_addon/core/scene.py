@@ -30,6 +30,7 @@ from .heat_parameters import SIMULATION_PARAMETERS as HEAT_SIMULATION_PARAMETERS
 from .jsonfile import read_json
 from .outflows import parse_outflow
 from .params import Parameter, check_name, resolve, typed
+from .phase import check_phases, parse_melt_keys
 from .solvers import SOLVERS
 from .sources import SOURCES, check_source_files, estimate_count, parse_inflow_keys
 from .state import bytes_per_particle
@@ -189,7 +190,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
             raise InputError(f"sources[{k}].material", f"{p['material']!r} is an elastic solid, which keeps the "
                              "shape it was filled in; an inflow emits a stream: use a box, sphere or mesh source")
     _check_bound_meshes(sources, materials)
-    _check_melting(materials)
+    check_phases(materials, [SOLVERS[m.model].density_of(m.params) for m in materials], sources)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
     unseen = unseen_by_the_grid(materials, colliders)
@@ -304,7 +305,8 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
         raise InputError(where, "expected an object")
     kind = check_name(item.get("type"), SOURCES, f"{where}.type", "source type")
     # An inflow's keyframes are a list of objects, checked apart from its plain fields.
-    own = {k: v for k, v in item.items() if k != "type" and not (kind == "inflow" and k == "keyframes")}
+    lists = ("keyframes",) if kind == "inflow" else ("melt_keyframes",)
+    own = {k: v for k, v in item.items() if k != "type" and k not in lists}
     p = resolve(SOURCES[kind], own, where)
     if p["material"] not in material_names:
         raise InputError(f"{where}.material",
@@ -318,26 +320,10 @@ def _source(item: Any, where: str, material_names: list[str], base_dir: Path) ->
         if p["shape"] == "rectangle" and (p["size"][0] <= 0 or p["size"][1] <= 0):
             raise InputError(f"{where}.size", "width and height must be positive")
         p["keyframes"] = parse_inflow_keys(item.get("keyframes", []), p, where)
+    else:
+        p["melt_keyframes"] = parse_melt_keys(item.get("melt_keyframes", []), where)
     check_source_files(kind, p, base_dir, where)
     return kind, p
-
-
-def _check_melting(materials: list[Material]) -> None:
-    """A material that melts names another material of the scene, of its own density (mass is kept)."""
-    names = [m.name for m in materials]
-    densities = [SOLVERS[m.model].density_of(m.params) for m in materials]
-    for k, m in enumerate(materials):
-        into = getattr(m.params, "melts_into", "")
-        if not into:
-            continue
-        where = f"materials[{k}].params.melts_into"
-        if into not in names or into == m.name:
-            raise InputError(where, f"{into!r} is not another material of the scene; name one of "
-                                    f"{', '.join(n for n in names if n != m.name) or '(none: add the liquid)'}")
-        liquid = densities[names.index(into)]
-        if abs(liquid - densities[k]) > 1e-9 * densities[k]:
-            raise InputError(where, f"{into!r} has density {liquid:g} kg/m^3 and {m.name!r} {densities[k]:g}: a "
-                                    f"particle keeps its mass when it melts, so give both the same density")
 
 
 def _check_bound_meshes(sources: list[tuple[str, dict]], materials: list[Material]) -> None:

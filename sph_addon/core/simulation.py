@@ -45,6 +45,7 @@ from .heat import Heat
 from .integrators import INTEGRATORS, Integrator, SubstepPolicy
 from .neighbors import NeighborSearch
 from .outflows import inside_outflows, scene_outflows
+from .phase import Phase
 from .scene import Scene
 from .solvers import model_setups
 from .solvers.base import MaterialModel, StepContext, Workspace, WorldView
@@ -128,6 +129,7 @@ class Simulation:
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
         self.bodies = Bodies(self.colliders, [p for _, p in scene.colliders], self.spacing)
         self.heat = Heat(scene, self.colliders, self.state)  # before the sources: emission sets temperatures
+        self.phase = Phase(scene, self.state)
         self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
         self._masses: np.ndarray | None = None  # by particle, for the bodies (``step``)
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
@@ -277,6 +279,7 @@ class Simulation:
             st.v[idx] = inflow.velocity
         if self.heat.active:
             self.heat.step(st, self.nbr, self.count, dt, self._frame_at(t + dt))
+        self.phase.update(st, self._frame_at(t + dt))
         if walls is not None:
             for (k, x, dv), m in zip(walls.given, walls.given_mass):
                 self._add_contact(k, x, dv, walls.placed[k][2], m)
@@ -407,6 +410,7 @@ class Simulation:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
         extra.update(self.heat.frame_stats(st))
+        extra.update(self.phase.frame_stats())
         if len(self.colliders) > 1:
             extra["collider_overlaps"], self._overlaps = self._overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
@@ -426,7 +430,7 @@ class Simulation:
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""
-        out = self.heat.cache_fields(self.state)
+        out = {**self.heat.cache_fields(self.state), **self.phase.cache_fields(self.state)}
         for model in self.models:
             for f in model.cache_fields:
                 arr = self.state.arrays[f.array]

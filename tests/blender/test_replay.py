@@ -69,8 +69,9 @@ def cache_root(ext, tmp_path_factory):
     settings = surface.default_settings(SPACING)
     for frame in FRAMES:
         x, v, ids = _ball(frame)
+        heat = {"temperature": (20.0 + 10.0 * x[:, 2], "<f4"), "melt": (np.clip(x[:, 0], 0.0, 1.0), "<f4")}
         cache.write_particles(frame, x, v, ids, _material(frame), age=_age(frame),
-                              extra={"time_level": (_time_level(frame), "u1")})
+                              extra={"time_level": (_time_level(frame), "u1"), **heat})
         stage.mesh_frame(cache.root, frame, settings)
     return root
 
@@ -145,8 +146,8 @@ def test_evaluated_geometry_is_the_files(replay, cache_root, scene_file, read_pl
 
 
 def test_replay_attributes(replay, scene_file, read_ply, cache_root):
-    """Integer id and material, velocity once (no vx vy vz), speed, age and the models' cache fields (the sph
-    model's integer time_level), as in the files, in both mechanisms."""
+    """Integer id and material, velocity once (no vx vy vz), speed, age, the models' cache fields (the sph
+    model's integer time_level) and the temperature and melt fraction, as in the files, in both mechanisms."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     bpy.context.scene.frame_set(2)
     pfile = read_ply(cache_root / "sph_cache" / "particles" / "particles_0002.ply").vertices
@@ -164,6 +165,9 @@ def test_replay_attributes(replay, scene_file, read_ply, cache_root):
     assert attrs["time_level"][0] == 'INT'
     np.testing.assert_array_equal(attrs["time_level"][1], pfile["time_level"])
     assert set(np.unique(attrs["time_level"][1])) == {0, 1, 2, 3}
+    for name in ("temperature", "melt"):  # heat's fields, for a shader that glows where it is hot
+        assert attrs[name][0] == 'FLOAT'
+        np.testing.assert_allclose(attrs[name][1], pfile[name], rtol=1e-7)
 
     sfile = read_ply(cache_root / "sph_cache" / "surface" / "surface_0002.ply").vertices
     attrs = evaluated_mesh_attributes(surface)

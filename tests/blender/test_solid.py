@@ -180,6 +180,30 @@ def test_a_solid_of_a_model_whose_particles_carry_no_mesh_is_refused_by_name(ext
     assert "make the object a Fluid" in message and "bind_mesh" not in message, message
 
 
+def test_a_keyed_melt_amount_exports_as_melt_keys_with_the_liquid_it_melts_into(ext, saved_file):
+    """A Solid's Melt Amount keyed 0 at frame 2 and 1 at frame 4 becomes its source's melt keys at every frame
+    (Blender's curve, the flat runs' inner frames dropped); the liquid it Melts Into, a Fluid whose Enabled box
+    is off, is exported as a material without particles."""
+    ob, domain = _quick_jelly()
+    domain.sph.domain.frame_end = 5
+    bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0.5, 0.0, 0.3))
+    liquid = bpy.context.object
+    liquid.name, liquid.sph.role, liquid.sph.enabled = "Melted", 'FLUID', False
+    liquid.sph.material.model = "sph"
+    liquid.sph.material.sph.density = ob.sph.material.elastic.density
+    ob.sph.material.elastic.melts_into = "Melted"
+    for frame, amount in ((2, 0.0), (4, 1.0)):
+        ob.sph.fluid.melt_amount = amount
+        ob.keyframe_insert('sph.fluid.melt_amount', frame=frame)
+    exported = ext.sub("export").export(bpy.context.scene, domain)
+    keys = exported.scene.sources[0][1]["melt_keyframes"]
+    assert [k["frame"] for k in keys] == [1, 2, 3, 4, 5], keys
+    np.testing.assert_allclose([k["amount"] for k in keys], [0.0, 0.0, 0.5, 1.0, 1.0], atol=1e-6)
+    names = [m.name for m in exported.scene.materials]
+    assert names == ["Jelly", "Melted"] and len(exported.scene.sources) == 1
+    assert exported.scene.materials[0].params.melts_into == "Melted"
+
+
 @pytest.mark.smoke
 def test_baked_jelly_deforms_its_object_and_alembic_holds_it(ext, saved_file):
     ob, domain = _quick_jelly()

@@ -50,14 +50,17 @@ def test_cantilever_deflection_and_period_at_three_spacings():
     assert np.all(np.diff(face) < 0.0) and face[-1] < face[0], face
 
 
-def _cantilever(s: float, n: int, length: float):
+def _cantilever(s: float, n: int, length: float, melt: float = 0.0):
     """(static tip deflection, Euler-Bernoulli's with the clamp at the last held centre, with the clamp at
-    the face, the first bending period, Euler-Bernoulli's with the held clamp), m and s."""
+    the face, the first bending period, Euler-Bernoulli's with the held clamp), m and s; ``melt``: every
+    particle's melt fraction φ (``phase``), the beam's stiffness (1 - φ) E (Euler-Bernoulli's too)."""
     a = n * s
     sim = elastic_sim([((-2 * s, 0, 0), (length, a, a))], s,
                       {"density": RHO, "youngs_modulus": E, "poisson_ratio": NU, "damping_time": 0.0}, substeps=11)
     bonded(sim)
     st = sim.state
+    if melt:
+        st.add_array("melt", (), np.float64, fill=melt)
     rest = by_id(sim, st.arrays["rest_position"])
     pin(sim, np.flatnonzero(rest[:, 0] < 0.0))
     tip = np.flatnonzero(rest[:, 0] > rest[:, 0].max() - 1e-9)
@@ -82,8 +85,9 @@ def _cantilever(s: float, n: int, length: float):
 
     def euler_bernoulli(clamp: float):
         span, xt = length - clamp, rest[tip, 0].mean() - clamp
-        deflection = q * xt**2 * (6 * span**2 - 4 * span * xt + xt**2) / (24 * E * inertia)
-        return deflection, 2 * np.pi / 1.875**2 * span**2 * np.sqrt(RHO * a * a / (E * inertia))
+        e = E * (1.0 - melt)
+        deflection = q * xt**2 * (6 * span**2 - 4 * span * xt + xt**2) / (24 * e * inertia)
+        return deflection, 2 * np.pi / 1.875**2 * span**2 * np.sqrt(RHO * a * a / (e * inertia))
 
     held, t_held = euler_bernoulli(-0.5 * s)
     face, _ = euler_bernoulli(0.0)

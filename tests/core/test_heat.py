@@ -181,6 +181,7 @@ def test_a_still_block_melts_where_conduction_brings_the_liquidus():
     dt, t = 0.002, 0.0
     while np.isnan(melted_at[z0 < 0.06]).any() and t < 4.0:
         sim.heat.step(sim.state, nbr, count, dt, 1.0)
+        sim.phase.update(sim.state, 1.0)
         t += dt
         melted_at[np.isnan(melted_at) & (sim.state.material == 1)] = t
     alpha = 5.0 / (1050.0 * 10.0)

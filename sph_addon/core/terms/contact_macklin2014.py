@@ -1,6 +1,7 @@
 """Contacts between solid particles (Macklin, Müller, Chentanez & Kim 2014, "Unified Particle Physics for
 Real-Time Applications", section 6.1): two particles of elastic materials closer than the spacing that
-are not rest partners (two bodies, or two folds of one) are pushed apart on the predicted positions.
+are not rest partners (two bodies, or two folds of one), or that are melting (``phase``), are pushed apart
+on the predicted positions.
 
 The elastic forces act between rest partners only, so without this two jellies would pass through
 each other. A pair's separation is shared by mass, m_j / (m_i + m_j) for i, so momentum is kept; the
@@ -39,8 +40,9 @@ class ContactMacklin2014(Term):
             return
         from .contact_macklin2014_kernels import contact_push
 
+        melt = a["melt"] if "melt" in a else np.zeros(ctx.n)
         with ctx.workspace.borrow((3,)) as (dx,):
             for _ in range(PASSES):
                 contact_push(ctx.x, a["rest_position"], ctx.material, a["source"], self.solid, a["elastic_bonded"],
-                             ctx.nbr, ctx.count, self.mass, ctx.spacing, ctx.h, dx)
+                             melt, ctx.nbr, ctx.count, self.mass, ctx.spacing, ctx.h, dx)
                 np.add(ctx.x, dx, out=ctx.x)

@@ -182,23 +182,27 @@ class ElasticityBecker2009(Term):
                                                 self.hourglass, ctx.h))
         _, rest, (nb, g, grev, kap, krev, kmom, null) = self._rest
         dt = ctx.dt
-        c = dt * (dt + self.tau)
         mat, rot = ctx.material[idx], a["rotation"][idx]
+        # A melting particle's elastic energy weighs 1 - φ (``phase``) and its damping's viscous stress stays:
+        # (M + Δt (Δt (1 - φ) + τ) H) Δv, so the mush flows as a thick liquid, kept from collapsing by the
+        # contacts between melting partners (``contact_macklin2014``).
+        soft = 1.0 - a["melt"][idx] if "melt" in a else np.ones(len(idx))
+        c = dt * (dt * soft + self.tau[mat])
         x, v, mass = ctx.x[idx], ctx.v[idx], self.mass[ctx.material[idx]]
         f, m, df, dm = (np.empty((len(idx), 9)) for _ in range(4))
-        material = (self.mu, self.lam, self.green, self.vol)
+        material = (self.mu[mat], self.lam[mat], self.green, self.vol)
         own = (rest, nb, g, kap, kmom, null, mat, self.solid, *material)
         pairs = (rest, nb, g, grev, kap, krev, mat, self.solid)
         k.deformation(x, *own, False, rot, f, f, m)
         b = np.empty((len(idx), 3))
-        k.forces(x, *pairs, np.ones_like(c), f, m, self.mass, False, b)
+        k.forces(x, *pairs, soft, f, m, self.mass, False, b)
         b *= dt
         tmp = np.empty_like(b)
         k.deformation(v, *own, True, rot, f, df, dm)
         k.forces(v, *pairs, c, df, dm, self.mass, False, tmp)
         b += tmp
         blocks = np.empty((len(idx), 9))
-        k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, self.mu, self.lam, self.vol, self.mass, c, rot,
+        k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, *material[:2], self.vol, self.mass, c, rot,
                          blocks)
         dv = a["elastic_dv"][idx]
         # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest
@@ -238,6 +242,9 @@ class ElasticityBecker2009(Term):
         a["rotation"][idx] = rot
         ctx.v[idx] += dv
         a["elastic_dv"][idx] = dv
+        self._count(iterations, residual)
+
+    def _count(self, iterations: int, residual: float) -> None:
         st = self.stats
         st["solves"] += 1
         st["iterations"] += iterations
