@@ -21,6 +21,7 @@ from test_heat import _jelly_on_a_plate
 from sph_addon.core.errors import InputError
 from sph_addon.core.scene import parse_scene
 from sph_addon.core.simulation import Simulation
+from sph_addon.core.solvers.presets import MELTING_PAIRS
 
 
 def test_a_half_melted_beam_bends_twice_as_far():
@@ -158,3 +159,18 @@ def test_melt_keys_on_a_material_that_does_not_melt_are_refused():
     with pytest.raises(InputError) as err:
         parse_scene(data)
     assert "sources[0].melt_keyframes[1].frame" in str(err.value)
+
+
+@pytest.mark.parametrize("solid, liquid", sorted(MELTING_PAIRS.items()))
+def test_every_melting_preset_melts_into_its_liquid(solid, liquid):
+    """Each melting preset of the elastic model, melting into its liquid preset of the sph model: the pair is
+    a valid scene (the same density), the solid softens over a range (solidus below liquidus) and both
+    conduct, so a warm plate melts it."""
+    data = scene_dict(particle_spacing=0.02, frame_end=2, materials=[
+        {"name": "solid", "model": "elastic", "preset": solid, "params": {"melts_into": "liquid"}},
+        {"name": "liquid", "model": "sph", "preset": liquid}],
+        sources=[{"type": "box", "material": "solid", "min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}])
+    scene = parse_scene(data)
+    solid_params, liquid_params = scene.materials[0].params, scene.materials[1].params
+    assert solid_params.solidus < solid_params.liquidus
+    assert solid_params.thermal_conductivity > 0 and liquid_params.thermal_conductivity > 0

@@ -126,3 +126,25 @@ def test_two_jobs_give_identical_files(tmp_path):
     for f in (1, 2):
         name = f"surface/surface_{f:04d}.ply"
         assert (a / name).read_bytes() == (b / name).read_bytes()
+
+
+def test_the_temperature_and_melt_fraction_reach_the_surface(tmp_path):
+    """A cache with heat's fields: the surface's vertices carry the temperature and melt fraction averaged from
+    the particles near them: in a ball whose temperature rises linearly across it by 1000 °C, each vertex
+    within one spacing's rise (125 °C) of the value at its own place (a surface vertex averages a one-sided
+    neighbourhood, which leans inwards)."""
+    (tmp_path / "scene.json").write_text(json.dumps({"format": "sph_addon.scene/2", "particle_spacing": S}))
+    x = lattice_ball(4 * S, S)
+    fields = FIELDS + [("temperature", "<f4"), ("melt", "<f4")]
+    rec = np.zeros(len(x), fields)
+    for d, n in enumerate("xyz"):
+        rec[n] = x[:, d]
+    rec["temperature"] = 500.0 + 1000.0 * x[:, 0] / (8 * S)
+    rec["melt"] = 0.25
+    write_ply(tmp_path / "particles" / "particles_0001.ply", rec)
+    assert mesh_cache(tmp_path)["meshed"] == [1]
+    v = read_ply(tmp_path / "surface" / "surface_0001.ply").vertices
+    expected = 500.0 + 1000.0 * v["x"] / (8 * S)
+    assert np.abs(v["temperature"] - expected).max() < 1000.0 * S / (8 * S), np.abs(v["temperature"] - expected).max()
+    np.testing.assert_allclose(v["melt"], 0.25, rtol=1e-6)
+    assert v["temperature"].max() - v["temperature"].min() > 700.0

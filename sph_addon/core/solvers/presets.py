@@ -92,6 +92,33 @@ ELASTIC_PRESETS: dict[str, dict] = {
     # (McKee, Last, Russell & Murphy 2011, "Indentation versus tensile measurements of Young's modulus for
     # soft biological tissues", Tissue Eng. B 17(3)); heavily damped.
     "flesh": dict(density=1060.0, youngs_modulus=3e4, poisson_ratio=0.45, damping_time=0.03),
+    # Foods and materials that melt (``phase``): each pairs with the sph model's liquid of the same name
+    # below (``MELTING_PAIRS``), of its density (a particle keeps its mass as it melts). Thermal values at
+    # room temperature; the solids' real stiffness (chocolate and wax ~0.1-1 GPa, basalt ~50 GPa) would
+    # only add substeps to what the eye sees as rigid, so E is that of a firm rubber (1-5 MPa) and says so.
+    # Dark chocolate: k 0.2 W/(m K), c_p 1600 J/(kg K), ρ 1300 (as the viscoelastic "chocolate" above);
+    # cocoa butter's form V softens from ~28 °C and is molten at 34 °C (Beckett 2009, ch. 12).
+    "dark_chocolate": dict(density=1300.0, youngs_modulus=5e6, poisson_ratio=0.4, damping_time=0.005,
+                           thermal_conductivity=0.2, specific_heat=1600.0, solidus=28.0, liquidus=34.0),
+    # Butter: ρ 911, k 0.2, c_p 2100; softens from ~20 °C, its fat molten by 35 °C (Rønholt et al. 2013,
+    # "Effect of cooling rate on butter microstructure"); soft at room temperature (E ~0.1 MPa there).
+    "butter": dict(density=911.0, youngs_modulus=1e6, poisson_ratio=0.4, damping_time=0.01,
+                   thermal_conductivity=0.2, specific_heat=2100.0, solidus=20.0, liquidus=35.0),
+    # Paraffin candle wax: ρ 900, k 0.25, c_p 2500 (solid), melting 50-62 °C (CRC Handbook).
+    "candle_wax": dict(density=900.0, youngs_modulus=5e6, poisson_ratio=0.4, damping_time=0.005,
+                       thermal_conductivity=0.25, specific_heat=2500.0, solidus=50.0, liquidus=62.0),
+    # Ice cream with 50 % overrun: ρ ~600 (air whipped in), k ~0.2 (air-filled), c_p ~3000; it softens
+    # from -6 °C and is a liquid by 0 °C (Goff & Hartel, "Ice Cream", 2013). Soft: E 0.1 MPa.
+    "ice_cream": dict(density=600.0, youngs_modulus=1e5, poisson_ratio=0.4, damping_time=0.02,
+                      thermal_conductivity=0.2, specific_heat=3000.0, solidus=-6.0, liquidus=0.0),
+    # Mozzarella-like cheese: ρ 1050, k 0.35, c_p 2600; softens from ~40 °C and flows by 60 °C
+    # (Guinee, "Pasta-filata cheeses", 2011). E 0.1-0.5 MPa at room temperature.
+    "cheese": dict(density=1050.0, youngs_modulus=3e5, poisson_ratio=0.45, damping_time=0.02,
+                   thermal_conductivity=0.35, specific_heat=2600.0, solidus=40.0, liquidus=60.0),
+    # Basalt, the rock basaltic lava cools into: ρ 2700, k 1.5, c_p 840; solid below ~1000 °C, molten above
+    # ~1200 °C (Harris & Rowland 2001, "FLOWGO", J. Geophys. Res.; Keszthelyi 1995).
+    "basalt": dict(density=2700.0, youngs_modulus=5e6, poisson_ratio=0.3, damping_time=0.005,
+                   thermal_conductivity=1.5, specific_heat=840.0, solidus=1000.0, liquidus=1200.0),
 }
 
 SPH_PRESETS: dict[str, dict] = {
@@ -120,4 +147,32 @@ SPH_PRESETS: dict[str, dict] = {
                           tensile_strength=3000.0, yield_stress=600.0),
     "wet_snow": dict(density=450.0, speed_of_sound=6.0, kinematic_viscosity=0.0, artificial_viscosity=0.6,
                      tensile_strength=3000.0, yield_stress=400.0),
+    # The melted materials (``MELTING_PAIRS``), classic liquids of their solid's density and thermal values.
+    # Viscosity is explicit here (step ≤ h²/(8ν)), so the thickest take their body from a yield stress.
+    # Melted dark chocolate: η ~10 Pa s, Casson yield stress ~15 Pa (the viscoelastic "chocolate" preset's).
+    "melted_chocolate": dict(density=1300.0, speed_of_sound=10.0, kinematic_viscosity=8e-3, artificial_viscosity=0.1,
+                             yield_stress=15.0, thermal_conductivity=0.2, specific_heat=1600.0),
+    # Melted butter (butter oil and whey): η ~0.05 Pa s.
+    "melted_butter": dict(density=911.0, speed_of_sound=10.0, kinematic_viscosity=5e-5, artificial_viscosity=0.05,
+                          thermal_conductivity=0.2, specific_heat=2100.0),
+    # Molten paraffin: η ~3 mPa s at 70 °C (it is ~780 kg/m³ molten; kept at the solid's 900: mass is kept).
+    "molten_wax": dict(density=900.0, speed_of_sound=10.0, kinematic_viscosity=4e-6, artificial_viscosity=0.05,
+                       thermal_conductivity=0.15, specific_heat=2900.0),
+    # Melted ice cream, a thick cream: η ~0.1-1 Pa s.
+    "melted_ice_cream": dict(density=600.0, speed_of_sound=10.0, kinematic_viscosity=5e-4, artificial_viscosity=0.1,
+                             thermal_conductivity=0.2, specific_heat=3000.0),
+    # Melted cheese: stringy, η ~1000 Pa s at low shear (Guinee 2011); here a 50 Pa yield stress and ν 0.02.
+    "melted_cheese": dict(density=1050.0, speed_of_sound=10.0, kinematic_viscosity=0.02, artificial_viscosity=0.5,
+                          yield_stress=50.0, tensile_strength=200.0, thermal_conductivity=0.35, specific_heat=2600.0),
+    # Basaltic lava near 1150 °C: η 100-1000 Pa s (Harris & Rowland 2001): ν 0.04 m²/s (η ≈ 110 Pa s), ρ 2700.
+    # Set Solidifies Into to a basalt material to let it crust.
+    "lava": dict(density=2700.0, speed_of_sound=10.0, kinematic_viscosity=0.04, artificial_viscosity=0.5,
+                 thermal_conductivity=1.5, specific_heat=840.0),
+}
+
+# Each melting solid (elastic) and the liquid (sph) it becomes: set the solid's Melts Into to the name of a
+# material of the liquid's preset (and the liquid's Solidifies Into to the solid's, for lava that crusts).
+MELTING_PAIRS: dict[str, str] = {
+    "dark_chocolate": "melted_chocolate", "butter": "melted_butter", "candle_wax": "molten_wax",
+    "ice_cream": "melted_ice_cream", "cheese": "melted_cheese", "basalt": "lava",
 }

@@ -85,8 +85,9 @@ def _stamp(settings_digest: str, source_digest: str) -> list[str]:
     return [_STAMP, f"settings {settings_digest}", f"source {source_digest}"]
 
 
-def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions (N,3) float64, velocities (N,3) float64, material (N,) uint8 of a particle file."""
+def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Positions (N,3) float64, velocities (N,3) float64, material (N,) uint8 of a particle file, and its
+    vertex records."""
     data = read_ply(path, exact=True)
     vert = data.vertices
     names = () if vert is None else vert.dtype.names
@@ -100,7 +101,28 @@ def _read_particles(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mat = vert["material"].astype(np.uint8) if "material" in names else np.zeros(len(x), np.uint8)
     if not (np.isfinite(x).all() and np.isfinite(v).all()):
         raise PlyError(f"{path}: non-finite particle positions or velocities")
-    return x, v, mat
+    return x, v, mat, vert
+
+
+# Particle fields a surface carries to its vertices when the particle file has them: heat's temperature (°C)
+# and melt fraction, for a shader that glows where lava is hot.
+SURFACE_SCALARS = ("temperature", "melt")
+
+
+def _scalar_fields(vert: np.ndarray, x: np.ndarray, vertices: np.ndarray, settings: SurfaceSettings) -> dict:
+    """The particles' ``SURFACE_SCALARS`` (records ``vert``) at the surface's ``vertices``, averaged as the
+    velocity is (half the support)."""
+    from .attributes import interpolate_to_vertices
+
+    names = [n for n in SURFACE_SCALARS if n in (vert.dtype.names or ())]
+    if not names or not len(vertices):
+        return {}
+    values = np.zeros((len(x), 3))
+    for k, n in enumerate(names):
+        values[:, k] = vert[n]
+    at = interpolate_to_vertices(vertices, x, values, 0.5 * settings.support,
+                                 fallback_radius=settings.support + np.sqrt(3.0) * settings.cube_size)
+    return {n: at[:, k] for k, n in enumerate(names)}
 
 
 def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettings,
@@ -132,15 +154,17 @@ def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettin
     stamp = _stamp(settings.digest(), _file_digest(src))
     if not force and all(c in _header_comments(dst) for c in stamp):
         return "skipped"
-    x, v, mat = _read_particles(src)
+    x, v, mat, vert = _read_particles(src)
     try:
         mesh = reconstruct_materials(x, v, mat, settings)
     except ValueError as exc:
         raise ValueError(f"{src}: {exc}") from exc
+    scalars = _scalar_fields(vert, x, mesh.vertices, settings)
     fields = [(n, "<f4") for n in ("x", "y", "z", "vx", "vy", "vz")]
     if settings.normals:
         fields += [(n, "<f4") for n in ("nx", "ny", "nz")]
     fields.append(("material", "u1"))
+    fields += [(n, "<f4") for n in scalars]
     out = np.empty(len(mesh.vertices), np.dtype(fields))
     for d, n in enumerate("xyz"):
         out[n] = mesh.vertices[:, d]
@@ -148,6 +172,8 @@ def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettin
         if settings.normals:
             out["n" + n] = mesh.normals[:, d]
     out["material"] = mesh.material
+    for n, values in scalars.items():
+        out[n] = values
     write_ply(dst, out, mesh.faces, comments=stamp + [f"frame {frame}"])
     return "meshed"
 
