@@ -33,7 +33,13 @@ and the lumps and liquid of the sph model:
 - putty: off-white cream (chalk in linseed oil), matte, a trace of subsurface scattering;
 - clay: terracotta brown, a faint wet sheen (a thin clear coat);
 - mashed_potato: pale yellow, matte, soft subsurface scattering;
-- wet_snow: white with a blue cast, translucent by wide subsurface scattering (IOR 1.31, ice's).
+- wet_snow: white with a blue cast, translucent by wide subsurface scattering (IOR 1.31, ice's);
+
+and the melting presets (elastic) with their liquids (sph): a tempered bar's satin gloss for dark chocolate,
+the viscoelastic model's melted chocolate for the sph one (the same substance); butter,
+wax, ice cream and cheese opaque-to-translucent by subsurface scattering, their liquids glossier; lava and
+basalt dark rock that glows by its ``temperature`` attribute (a black body at that temperature, brightening
+from 600 to 1200 °C), so the crust darkens as it cools.
 
 Presets belong to a model (two models may each have a ``water``), so a look is keyed by the
 model and the preset. A preset with no look here (a model added later) gets the neutral
@@ -80,6 +86,9 @@ class Look:
     coat: float = 0.0
     coat_roughness: float = 0.03
     specular: float = 0.5
+    # Glows by its ``temperature`` attribute (°C): black-body colour, brightness rising from ``glow[0]`` to
+    # ``glow[1]`` °C (0 to ``glow[2]``); None: no emission.
+    glow: tuple[float, float, float] | None = None
 
 
 # model -> preset -> look.
@@ -117,6 +126,32 @@ LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
 }}
 # The sph model's classic water is water: it looks like the viscoelastic model's.
 LOOKS["sph"]["classic_water"] = LOOKS["viscoelastic"]["water"]
+# The melting presets and their liquids (heat: ``core/phase.py``). Lava and basalt glow where hot: dull red
+# from ~600 °C to yellow-white at 1200 °C, as cooling lava's crust darkens.
+_LAVA_GLOW = (600.0, 1200.0, 12.0)
+LOOKS["elastic"].update({
+    "dark_chocolate": Look(color=(0.08, 0.03, 0.013), roughness=0.3, coat=0.5, coat_roughness=0.1),
+    "butter": Look(color=(0.95, 0.8, 0.35), roughness=0.45, subsurface=0.4, subsurface_radius=(1.0, 0.9, 0.5),
+                   subsurface_scale=0.01),
+    "candle_wax": Look(color=(0.93, 0.9, 0.85), roughness=0.4, subsurface=1.0, subsurface_radius=(1.0, 0.8, 0.6),
+                       subsurface_scale=0.02),
+    "ice_cream": Look(color=(0.98, 0.9, 0.78), roughness=0.7, subsurface=0.6, subsurface_radius=(1.0, 0.9, 0.8),
+                      subsurface_scale=0.01, specular=0.3),
+    "cheese": Look(color=(0.95, 0.78, 0.3), roughness=0.5, subsurface=0.5, subsurface_radius=(1.0, 0.8, 0.4),
+                   subsurface_scale=0.01),
+    "basalt": Look(color=(0.03, 0.028, 0.026), roughness=0.85, specular=0.3, glow=_LAVA_GLOW),
+})
+LOOKS["sph"].update({
+    "melted_chocolate": LOOKS["viscoelastic"]["chocolate"],
+    "melted_butter": Look(color=(1.0, 0.78, 0.2), roughness=0.05, ior=1.47, transmission=0.9),
+    "molten_wax": Look(color=(0.95, 0.92, 0.85), roughness=0.05, ior=1.44, transmission=0.7, subsurface=0.3,
+                       subsurface_scale=0.01),
+    "melted_ice_cream": Look(color=(0.98, 0.9, 0.78), roughness=0.2, subsurface=0.6,
+                             subsurface_radius=(1.0, 0.9, 0.8), subsurface_scale=0.01),
+    "melted_cheese": Look(color=(1.0, 0.75, 0.2), roughness=0.25, subsurface=0.5, subsurface_radius=(1.0, 0.7, 0.3),
+                          subsurface_scale=0.01, coat=0.3),
+    "lava": Look(color=(0.03, 0.025, 0.02), roughness=0.6, specular=0.3, glow=_LAVA_GLOW),
+})
 FALLBACK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
 
 
@@ -220,6 +255,8 @@ def _build(mat: bpy.types.Material, looks: list[Look]) -> None:
         bsdf.location = (-600, 400 - 700 * k)
         bsdf.label = ", ".join(str(i) for i, other in enumerate(looks) if other == lk)
         _set_look(bsdf, lk)
+        if lk.glow is not None:
+            _glow(mat.node_tree, bsdf, lk.glow)
         shaders.append(bsdf.outputs["BSDF"])
     shader = shaders[0]
     if len(distinct) > 1:
@@ -265,6 +302,34 @@ def _selects(tree: bpy.types.NodeTree, value: bpy.types.NodeSocket, indices: lis
             tree.links.new(eq.outputs[0], add.inputs[1])
             total = add.outputs[0]
     return total
+
+
+def _glow(tree: bpy.types.NodeTree, bsdf: bpy.types.Node, glow: tuple[float, float, float]) -> None:
+    """``bsdf`` emits by the point's ``temperature`` (°C): Blackbody at T + 273.15 K, strength mapped from
+    glow[0]..glow[1] °C to 0..glow[2] (clamped)."""
+    nodes, links = tree.nodes, tree.links
+    x, y = bsdf.location
+    attr = nodes.new("ShaderNodeAttribute")
+    attr.attribute_type = 'GEOMETRY'
+    attr.attribute_name = "temperature"
+    attr.location = (x - 800, y - 300)
+    fac = next(o for o in attr.outputs if o.name in ("Fac", "Factor"))  # renamed in 5.0
+    kelvin = nodes.new("ShaderNodeMath")
+    kelvin.operation = 'ADD'
+    kelvin.inputs[1].default_value = 273.15
+    kelvin.location = (x - 600, y - 250)
+    links.new(fac, kelvin.inputs[0])
+    body = nodes.new("ShaderNodeBlackbody")
+    body.location = (x - 400, y - 250)
+    links.new(kelvin.outputs[0], body.inputs["Temperature"])
+    links.new(body.outputs["Color"], bsdf.inputs["Emission Color"])
+    strength = nodes.new("ShaderNodeMapRange")
+    strength.clamp = True
+    strength.location = (x - 400, y - 450)
+    for name, value in zip(("From Min", "From Max", "To Min", "To Max"), (glow[0], glow[1], 0.0, glow[2])):
+        strength.inputs[name].default_value = value
+    links.new(fac, strength.inputs["Value"])
+    links.new(strength.outputs["Result"], bsdf.inputs["Emission Strength"])
 
 
 def _set_look(bsdf: bpy.types.Node, lk: Look) -> None:

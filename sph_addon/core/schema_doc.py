@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .colliders import COLLIDERS, COMMON_PARAMETERS
 from .diagnostics import FRONT_PARAMETERS
+from .heat_parameters import MELT_KEY_PARAMETERS
 from .outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
 from .params import Parameter
 from .scene import (
@@ -30,6 +31,21 @@ def _table(params: tuple[Parameter, ...]) -> list[str]:
         default = list(p.default) if isinstance(p.default, tuple) else p.default
         rows.append(f"| `{p.name}` | {p.kind} | `{default!r}` | {p.unit} | {rng} | {p.description} |")
     return rows
+
+
+def _sources_section() -> list[str]:
+    out = ["## `sources` (list, at least one)", "", "Each item has a `type`:", ""]
+    for kind, params in SOURCES.items():
+        out += [f"### `{kind}`", "", *_table(params), ""]
+    out += ["An `inflow` may also have `keyframes`: a list of the objects below (increasing frames). The emitter",
+            "then follows them, moved before every substep (centre linearly, direction along the shorter arc,",
+            "speed linearly; held before the first key and after the last), and `inherit_velocity` times its",
+            "own velocity (the centre's change per second between keys) is added to what it emits.", "",
+            *_table(INFLOW_KEY_PARAMETERS), ""]
+    return out + ["A `box`, `sphere` or `mesh` source may have `melt_keyframes`: a list of the objects below",
+                  "(increasing frames), its particles' melt amount, linear between keys and held outside them;",
+                  "its material must melt (`melts_into`). See docs/materials.md, \"Melting and solidifying\".",
+                  "", *_table(MELT_KEY_PARAMETERS), ""]
 
 
 def _outflows_section() -> list[str]:
@@ -88,14 +104,7 @@ def scene_format_markdown() -> str:
             out += [f"Removed parameters of model `{name}` (refused with this message):", ""]
             out += [f"- `{key}`: {hint}." for key, hint in removed.items()]
             out.append("")
-    out += ["## `sources` (list, at least one)", "", "Each item has a `type`:", ""]
-    for kind, params in SOURCES.items():
-        out += [f"### `{kind}`", "", *_table(params), ""]
-    out += ["An `inflow` may also have `keyframes`: a list of the objects below (increasing frames). The emitter",
-            "then follows them, moved before every substep (centre linearly, direction along the shorter arc,",
-            "speed linearly; held before the first key and after the last), and `inherit_velocity` times its",
-            "own velocity (the centre's change per second between keys) is added to what it emits.", "",
-            *_table(INFLOW_KEY_PARAMETERS), ""]
+    out += _sources_section()
     out += ["## `colliders` (list)", "", "Each item has a `type`, the common fields below, its own fields, and",
             "optionally `keyframes`: a list of `{frame, position, rotation}` (increasing frames), interpolated",
             "per substep (positions and Euler angles linearly, as in Blender: 0° to 480° turns 480°); the collider's",

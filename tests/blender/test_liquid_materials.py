@@ -81,10 +81,12 @@ def test_every_preset_has_a_look_of_its_own(ext):
         assert set(spec.presets) <= set(lm.LOOKS[model]), f"{model}: a preset without a look renders with the " \
                                                           "neutral fallback"
         assert not set(spec.moved_presets) & set(lm.LOOKS.get(model, {})), f"{model}: a look of a preset it gave away"
-    # The sph model's classic water is the same substance as water: the one pair allowed to look alike.
+    # The sph model's classic water is the same substance as water, its melted chocolate the viscoelastic
+    # model's chocolate: the pairs allowed to look alike.
     assert lm.LOOKS["sph"]["classic_water"] == lm.LOOKS["viscoelastic"]["water"]
+    assert lm.LOOKS["sph"]["melted_chocolate"] == lm.LOOKS["viscoelastic"]["chocolate"]
     every = [lk for model, looks in lm.LOOKS.items() for preset, lk in looks.items()
-             if (model, preset) != ("sph", "classic_water")]
+             if (model, preset) not in {("sph", "classic_water"), ("sph", "melted_chocolate")}]
     assert len(set(every)) == len(every), "no two presets look the same"
     looks = lm.LOOKS["viscoelastic"]
     water, honey, plasticine = (looks[k] for k in ("water", "honey", "plasticine"))
@@ -117,6 +119,25 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert snow.subsurface == 1.0 and snow.color[2] == max(snow.color) and min(snow.color) > 0.85, "white, blue cast"
     for preset, model in solvers["viscoelastic"].moved_presets.items():
         assert lm.look("viscoelastic", preset) == lm.LOOKS[model][preset], "a bake made before the move"
+
+
+def test_lava_glows_by_its_temperature(ext, empty_file):
+    """The lava look emits a black body at the point's ``temperature`` attribute (°C + 273.15 K), brightening
+    from 600 to 1200 °C; water, beside it in one material, does not glow."""
+    lm = ext.sub("liquid_materials")
+    mat = lm.material_for([("viscoelastic", "water"), ("sph", "lava")])
+    lava, water = _shader_for(mat, 1), _shader_for(mat, 0)
+    assert not water.inputs["Emission Strength"].is_linked
+    body = lava.inputs["Emission Color"].links[0].from_node
+    assert body.type == 'BLACKBODY'
+    kelvin = body.inputs["Temperature"].links[0].from_node
+    assert kelvin.operation == 'ADD' and kelvin.inputs[1].default_value == pytest.approx(273.15)
+    attr = kelvin.inputs[0].links[0].from_node
+    assert attr.type == 'ATTRIBUTE' and attr.attribute_name == "temperature"
+    ramp = lava.inputs["Emission Strength"].links[0].from_node
+    assert ramp.type == 'MAP_RANGE' and ramp.clamp
+    assert (ramp.inputs["From Min"].default_value, ramp.inputs["From Max"].default_value) == (600.0, 1200.0)
+    assert ramp.inputs["Value"].links[0].from_node == attr
 
 
 def test_looks_are_keyed_by_model_and_preset(ext, empty_file, monkeypatch):
