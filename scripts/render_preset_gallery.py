@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import sys
 from pathlib import Path
 
@@ -107,12 +106,7 @@ def build(bpy, preset: str, model: str, work: Path) -> Path:
     floor.name = "Render Floor"
     make_samples.material(bpy, floor, "Floor", (0.35, 0.35, 0.38, 1.0))
     make_samples.camera_and_light(bpy, scene, (0.0, -0.42, 0.24), (0.0, 0.0, 0.04))
-    blend = work / f"preset_{preset}.blend"
-    cache = work / f"preset_{preset}_cache"
-    if cache.exists():
-        shutil.rmtree(cache)
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    return blend
+    return render_sample_docs.save_fresh(bpy, work / f"preset_{preset}.blend", work / f"preset_{preset}_cache")
 
 
 def main(argv=None) -> int:

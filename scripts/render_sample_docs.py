@@ -141,6 +141,14 @@ def check_framing(bpy, module: str, names, work: Path, margin: float, rebake: bo
     return 1 if failed else 0
 
 
+def save_fresh(bpy, blend: Path, cache: Path) -> Path:
+    """Save the open scene as ``blend`` with no cache left at ``cache`` from an earlier run; ``blend``."""
+    if cache.exists():
+        shutil.rmtree(cache)
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    return blend
+
+
 def render(bpy, blend: Path, frame: int, out: Path, args) -> None:
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     scene = bpy.context.scene

@@ -40,6 +40,16 @@ def _wait_for_frames(out, n: int, timeout: float = 300.0) -> None:
     raise AssertionError(f"the bake did not reach {n} frames in {timeout} s")
 
 
+def killed_after(cmd: list, out, n: int) -> list:
+    """Run the bake command ``cmd`` writing to ``out``, SIGKILL it once ``n`` frames are done; the frames the
+    manifest then says are done."""
+    proc = subprocess.Popen([*cmd, str(out)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for_frames(out, n)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return json.loads((out / "manifest.json").read_text())["frames_done"]
+
+
 def test_sigkill_mid_bake_then_resume_equals_uninterrupted(tmp_path, write_scene):
     scene = write_scene(_goo_scene())
     full, killed = tmp_path / "full", tmp_path / "killed"

@@ -9,15 +9,13 @@ of it (0.3 m square, 5 cm deep, 4,500 particles). The jet is faster than the mat
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 from conftest import REPO, scene_dict
-from test_bake_cli import _wait_for_frames
+from test_bake_cli import killed_after
 
 from sph_addon.core.cache import CacheDir
 from sph_addon.core.scene import parse_scene
@@ -96,11 +94,7 @@ def test_sigkill_with_levels_in_flight_resumes_byte_identically(tmp_path, write_
     assert subprocess.run([*cmd, str(full)], cwd=REPO, capture_output=True).returncode == 0
     levels = [json.loads((full / "manifest.json").read_text())["stats"][str(f)]["time_levels"] for f in (2, 3)]
     assert all(len([c for c in lv if c]) >= 2 for lv in levels), levels
-    proc = subprocess.Popen([*cmd, str(killed)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for_frames(killed, 3)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = json.loads((killed / "manifest.json").read_text())["frames_done"]
+    done = killed_after(cmd, killed, 3)
     assert 3 <= len(done) < 10, done
     arrays, _ = CacheDir(killed).read_checkpoint(CacheDir(killed).read_manifest()["checkpoint"])
     assert "acceleration" in arrays and "time_level" in arrays

@@ -5,8 +5,6 @@ that keeps the shape it froze in, and a bake killed while its particles melt res
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 
@@ -14,7 +12,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import REPO, scene_dict
-from test_bake_cli import _wait_for_frames
+from test_bake_cli import killed_after
 from test_elastic_cantilever import _cantilever
 from test_heat import _jelly_on_a_plate
 
@@ -123,11 +121,7 @@ def test_sigkill_while_a_jelly_melts_resumes_byte_identically(tmp_path, write_sc
     assert subprocess.run([*cmd, str(full)], cwd=REPO, capture_output=True).returncode == 0
     stats = json.loads((full / "manifest.json").read_text())["stats"]
     assert stats["3"]["melted"] > 0 and sum(stats[str(f)]["melted"] for f in range(4, 13)) > 0
-    proc = subprocess.Popen([*cmd, str(killed)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for_frames(killed, 3)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = json.loads((killed / "manifest.json").read_text())["frames_done"]
+    done = killed_after(cmd, killed, 3)
     assert 3 <= len(done) < 12, done
     assert subprocess.run([*cmd, str(killed), "--resume"], cwd=REPO, capture_output=True).returncode == 0
     for f in range(1, 13):

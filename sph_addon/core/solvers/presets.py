@@ -95,17 +95,17 @@ ELASTIC_PRESETS: dict[str, dict] = {
     # Foods and materials that melt (``phase``): each pairs with the sph model's liquid of the same name
     # below (``MELTING_PAIRS``), of its density (a particle keeps its mass as it melts). Thermal values at
     # room temperature; the solids' real stiffness (chocolate and wax ~0.1-1 GPa, basalt ~50 GPa) would
-    # only add substeps to what the eye sees as rigid, so E is that of a firm rubber (1-5 MPa) and says so.
+    # only add solver iterations to what the eye sees as rigid, so E is that of a firm rubber (1 MPa) and says so.
     # Dark chocolate: k 0.2 W/(m K), c_p 1600 J/(kg K), ρ 1300 (as the viscoelastic "chocolate" above);
     # cocoa butter's form V softens from ~28 °C and is molten at 34 °C (Beckett 2009, ch. 12).
-    "dark_chocolate": dict(density=1300.0, youngs_modulus=5e6, poisson_ratio=0.4, damping_time=0.005,
+    "dark_chocolate": dict(density=1300.0, youngs_modulus=1e6, poisson_ratio=0.4, damping_time=0.005,
                            thermal_conductivity=0.2, specific_heat=1600.0, solidus=28.0, liquidus=34.0),
     # Butter: ρ 911, k 0.2, c_p 2100; softens from ~20 °C, its fat molten by 35 °C (Rønholt et al. 2013,
     # "Effect of cooling rate on butter microstructure"); soft at room temperature (E ~0.1 MPa there).
-    "butter": dict(density=911.0, youngs_modulus=1e6, poisson_ratio=0.4, damping_time=0.01,
+    "butter": dict(density=911.0, youngs_modulus=1e5, poisson_ratio=0.4, damping_time=0.01,
                    thermal_conductivity=0.2, specific_heat=2100.0, solidus=20.0, liquidus=35.0),
     # Paraffin candle wax: ρ 900, k 0.25, c_p 2500 (solid), melting 50-62 °C (CRC Handbook).
-    "candle_wax": dict(density=900.0, youngs_modulus=5e6, poisson_ratio=0.4, damping_time=0.005,
+    "candle_wax": dict(density=900.0, youngs_modulus=1e6, poisson_ratio=0.4, damping_time=0.005,
                        thermal_conductivity=0.25, specific_heat=2500.0, solidus=50.0, liquidus=62.0),
     # Ice cream with 50 % overrun: ρ ~600 (air whipped in), k ~0.2 (air-filled), c_p ~3000; it softens
     # from -6 °C and is a liquid by 0 °C (Goff & Hartel, "Ice Cream", 2013). Soft: E 0.1 MPa.
@@ -117,7 +117,7 @@ ELASTIC_PRESETS: dict[str, dict] = {
                    thermal_conductivity=0.35, specific_heat=2600.0, solidus=40.0, liquidus=60.0),
     # Basalt, the rock basaltic lava cools into: ρ 2700, k 1.5, c_p 840; solid below ~1000 °C, molten above
     # ~1200 °C (Harris & Rowland 2001, "FLOWGO", J. Geophys. Res.; Keszthelyi 1995).
-    "basalt": dict(density=2700.0, youngs_modulus=5e6, poisson_ratio=0.3, damping_time=0.005,
+    "basalt": dict(density=2700.0, youngs_modulus=1e6, poisson_ratio=0.3, damping_time=0.005,
                    thermal_conductivity=1.5, specific_heat=840.0, solidus=1000.0, liquidus=1200.0),
 }
 
