@@ -78,7 +78,7 @@ def chocolate(bpy, work: Path) -> Path:
 def lava(bpy, work: Path) -> Path:
     scene = make_samples.new_scene(bpy, FRAMES["lava"][-1])
     scene.world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.15  # dusk: the glow reads
-    slab = make_samples.box(bpy, "Cold Slab", (0.6, 0.4, 0.03), (0.0, 0.0, -0.015))
+    slab = make_samples.box(bpy, "Cold Slab", (0.7, 0.6, 0.03), (0.0, 0.0, -0.015))
     make_samples.collider(slab, friction=0.5)
     slab.sph.collider.heat_contact, slab.sph.collider.temperature = True, 20.0
     make_samples.material(bpy, slab, "Rock", (0.12, 0.11, 0.1, 1.0))
@@ -92,7 +92,7 @@ def lava(bpy, work: Path) -> Path:
     inflow.speed, inflow.radius, inflow.frame_start, inflow.frame_end = 0.6, 0.02, 1, 30
     inflow.temperature = 1150.0
     spout.hide_render = True
-    dom = make_samples.domain(bpy, "Domain", (-0.3, -0.2, 0.0), (0.3, 0.2, 0.3), 0.01, FRAMES["lava"][-1], "lava")
+    dom = make_samples.domain(bpy, "Domain", (-0.35, -0.3, 0.0), (0.35, 0.3, 0.3), 0.01, FRAMES["lava"][-1], "lava")
     dom.sph.domain.max_substeps = 1000
     dom.sph.domain.air_heat_transfer = 3000.0
     make_samples.camera_and_light(bpy, scene, (0.05, -0.65, 0.35), (0.0, 0.0, 0.02))

@@ -62,6 +62,7 @@ import bpy
 from ..core.errors import InputError
 from ..core.jsonfile import read_json
 from ..core.solvers import SOLVERS
+from .replay_frames import SHADER_TEMPERATURE
 
 # On materials we make (the replay may replace them; never one the artist made): the looks' key.
 TAG = "sph_replay_material"
@@ -305,13 +306,14 @@ def _selects(tree: bpy.types.NodeTree, value: bpy.types.NodeSocket, indices: lis
 
 
 def _glow(tree: bpy.types.NodeTree, bsdf: bpy.types.Node, glow: tuple[float, float, float]) -> None:
-    """``bsdf`` emits by the point's ``temperature`` (°C): Blackbody at T + 273.15 K, strength mapped from
+    """``bsdf`` emits by the point's temperature (°C, the replay's ``SHADER_TEMPERATURE``): Blackbody at
+    T + 273.15 K, strength mapped from
     glow[0]..glow[1] °C to 0..glow[2] (clamped)."""
     nodes, links = tree.nodes, tree.links
     x, y = bsdf.location
     attr = nodes.new("ShaderNodeAttribute")
     attr.attribute_type = 'GEOMETRY'
-    attr.attribute_name = "temperature"
+    attr.attribute_name = SHADER_TEMPERATURE
     attr.location = (x - 800, y - 300)
     fac = next(o for o in attr.outputs if o.name in ("Fac", "Factor"))  # renamed in 5.0
     kelvin = nodes.new("ShaderNodeMath")

@@ -106,27 +106,37 @@ def model_fields() -> dict[str, str]:
             for spec in SOLVERS.values() for f in spec.cache_fields}
 
 
+# Cycles takes an Attribute node named ``temperature`` (or ``heat``, ``density``, ``flame``, ``color``) for a smoke
+# volume's standard attribute and reads 0 on a mesh (measured: Blender 4.5, an emission from such an attribute
+# rendered black, from ``temperature_celsius`` lit): the replay gives the cache's ``temperature`` under this name
+# too, which the looks read (``liquid_materials``).
+SHADER_TEMPERATURE = "temperature_celsius"
+
+
 def _write_attributes(me: bpy.types.Mesh, vertices: np.ndarray | None, n: int, particles: bool) -> None:
     """The attributes the import mechanism stores too (``replay_nodes._attribute_chain``).
 
     ``velocity`` is always written (Cycles motion blur and Alembic velocities read it:
     BLENDER_NOTES.md section 7), with ``speed`` and an integer ``material``; particles get an
-    integer ``id``, ``age`` (s), ``temperature`` (°C), ``melt`` (the melt fraction, 0 solid to 1 liquid) and
-    each model's cache field (``time_level`` of the sph model) when the cache has them. An attribute
-    the frame lacks is removed, so a mesh never shows a previous frame's values.
+    integer ``id``, ``age`` (s) and each model's cache field (``time_level`` of the sph model), and particles and
+    surfaces ``temperature`` (°C, also as :data:`SHADER_TEMPERATURE`) and ``melt`` (the melt fraction, 0 solid
+    to 1 liquid), when the cache has them. An attribute the frame lacks is removed, so a mesh never shows a
+    previous frame's values.
     """
     vel = _columns(vertices, ("vx", "vy", "vz"))
     names = set(vertices.dtype.names or ()) if vertices is not None else set()
     values = {"velocity": ('FLOAT_VECTOR', "vector", vel.ravel()),
               "speed": ('FLOAT', "value", np.linalg.norm(vel, axis=1).astype(np.float32)),
               "material": ('INT', "value", _column(vertices, "material", np.int32, n))}
-    optional = {"id": 'INT', "age": 'FLOAT', "temperature": 'FLOAT', "melt": 'FLOAT', **model_fields()}
-    if particles:
-        for name, data_type in optional.items():
-            if name in names:
-                values[name] = (data_type, "value",
-                                _column(vertices, name, np.int32 if data_type == 'INT' else np.float32, n))
-    for name in optional:
+    heat = {"temperature": 'FLOAT', "melt": 'FLOAT'}
+    optional = {"id": 'INT', "age": 'FLOAT', **heat, **model_fields()}
+    for name, data_type in optional.items():
+        if name in names and (particles or name in heat):
+            values[name] = (data_type, "value",
+                            _column(vertices, name, np.int32 if data_type == 'INT' else np.float32, n))
+    if "temperature" in values:
+        values[SHADER_TEMPERATURE] = values["temperature"]
+    for name in (*optional, SHADER_TEMPERATURE):
         if name not in values and name in me.attributes:
             me.attributes.remove(me.attributes[name])
     for name, (data_type, key, data) in values.items():

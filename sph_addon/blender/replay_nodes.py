@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bpy
 
-from .replay_frames import model_fields
+from .replay_frames import SHADER_TEMPERATURE, model_fields
 
 PARTICLES = "particles"
 SURFACE = "surface"
@@ -24,7 +24,8 @@ TAG_GROUP = "sph_replay_group"      # on our node groups: "<kind>/<mode>/<versio
 # 4: Time Scale input: velocity in timeline seconds (motion blur in slow motion); nothing before the
 #    first frame with particles; Render First/Last Frame (a farm's expected surfaces, renders only).
 # 5: the models' integer cache fields (the sph model's time_level) stored as integers where present.
-GROUP_VERSION = 5
+# 6: ``temperature`` also stored as ``temperature_celsius`` where present (Cycles' name: replay_frames).
+GROUP_VERSION = 6
 FIRST, LAST = "First Frame", "Last Frame"
 RENDER_FIRST, RENDER_LAST = "Render First Frame", "Render Last Frame"
 TIME_SCALE = "Time Scale"
@@ -230,11 +231,11 @@ def _scaled(ng: bpy.types.NodeTree, vector: bpy.types.NodeSocket, factor: bpy.ty
 
 
 def _store_if_present(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, name: str, data_type: str,
-                      x: int) -> bpy.types.NodeSocket:
-    """The imported attribute ``name`` stored again as ``data_type`` where the file has it; a file without it
-    (a bake without that model) gets no attribute rather than zeros."""
+                      x: int, stored_as: str | None = None) -> bpy.types.NodeSocket:
+    """The imported attribute ``name`` stored again as ``data_type`` (under ``stored_as``, or its own name) where
+    the file has it; a file without it (a bake without that model) gets no attribute rather than zeros."""
     read = _named(ng, name, data_type, (x - 200, -200))
-    stored = _store(ng, geometry, name, data_type, read.outputs["Attribute"], x)
+    stored = _store(ng, geometry, stored_as or name, data_type, read.outputs["Attribute"], x)
     return _where_any(ng, geometry, stored, read.outputs["Exists"], x)
 
 
@@ -268,7 +269,8 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
     the name being reserved for integers; 5.0 keeps it) or, in caches written before
     ``particle_id``, from ``id``; a cache with neither gets none. ``age`` (seconds) arrives
     as it should, and so does each model's float cache field; an integer one (``time_level``)
-    becomes an integer where the file has it (``replay_frames.model_fields``).
+    becomes an integer where the file has it (``replay_frames.model_fields``); ``temperature`` is also
+    stored as ``temperature_celsius``, the name a shader can read (``replay_frames.SHADER_TEMPERATURE``).
     """
     nodes, links = ng.nodes, ng.links
     x = -100
@@ -309,6 +311,8 @@ def _attribute_chain(ng: bpy.types.NodeTree, geometry: bpy.types.NodeSocket, kin
             if data_type != 'FLOAT':  # a float field arrives as it should
                 geometry = _store_if_present(ng, geometry, name, data_type, x)
                 x += 600
+    geometry = _store_if_present(ng, geometry, "temperature", 'FLOAT', x, stored_as=SHADER_TEMPERATURE)
+    x += 600
     for name in removed:
         remove = nodes.new("GeometryNodeRemoveAttribute")
         remove.location = (x, 0)

@@ -165,9 +165,9 @@ def test_replay_attributes(replay, scene_file, read_ply, cache_root):
     assert attrs["time_level"][0] == 'INT'
     np.testing.assert_array_equal(attrs["time_level"][1], pfile["time_level"])
     assert set(np.unique(attrs["time_level"][1])) == {0, 1, 2, 3}
-    for name in ("temperature", "melt"):  # heat's fields, for a shader that glows where it is hot
-        assert attrs[name][0] == 'FLOAT'
-        np.testing.assert_allclose(attrs[name][1], pfile[name], rtol=1e-7)
+    for name, field in (("temperature", "temperature"), ("melt", "melt"), ("temperature_celsius", "temperature")):
+        assert attrs[name][0] == 'FLOAT'  # heat's fields, and the temperature under the name a shader reads
+        np.testing.assert_allclose(attrs[name][1], pfile[field], rtol=1e-7)
 
     sfile = read_ply(cache_root / "sph_cache" / "surface" / "surface_0002.ply").vertices
     attrs = evaluated_mesh_attributes(surface)
@@ -176,6 +176,8 @@ def test_replay_attributes(replay, scene_file, read_ply, cache_root):
     np.testing.assert_array_equal(attrs["material"][1], sfile["material"])
     assert set(np.unique(attrs["material"][1])) == {0, 1}
     np.testing.assert_allclose(attrs["speed"][1], np.linalg.norm(_xyz(sfile, "v"), axis=1), rtol=1e-5)
+    for name, field in (("temperature", "temperature"), ("melt", "melt"), ("temperature_celsius", "temperature")):
+        np.testing.assert_allclose(attrs[name][1], sfile[field], rtol=1e-7)  # the surface carries them too
 
 
 def test_velocity_follows_the_timeline_in_slow_motion(replay, cache_root, tmp_path, read_ply):
