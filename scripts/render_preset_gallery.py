@@ -47,6 +47,14 @@ ELASTIC_LOOKS = {
     "rubber": dict(base=(0.04, 0.04, 0.045), roughness=0.45),
     # Flesh: pink, skin-like subsurface scattering reddened inside.
     "flesh": dict(base=(0.85, 0.5, 0.45), roughness=0.5, subsurface=1.0),
+    # The melting solids (their looks in ``liquid_materials``): a tempered bar's satin brown, butter's pale
+    # yellow, wax's milky white, ice cream's cream, cheese's yellow, basalt's near-black rock.
+    "dark_chocolate": dict(base=(0.08, 0.03, 0.013), roughness=0.3),
+    "butter": dict(base=(0.95, 0.8, 0.35), roughness=0.45, subsurface=0.4),
+    "candle_wax": dict(base=(0.93, 0.9, 0.85), roughness=0.4, subsurface=1.0),
+    "ice_cream": dict(base=(0.98, 0.9, 0.78), roughness=0.7, subsurface=0.6),
+    "cheese": dict(base=(0.95, 0.78, 0.3), roughness=0.5, subsurface=0.5),
+    "basalt": dict(base=(0.03, 0.028, 0.026), roughness=0.85),
 }
 
 
