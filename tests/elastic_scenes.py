@@ -60,8 +60,8 @@ def elastic_forces(sim: Simulation, x: np.ndarray) -> np.ndarray:
     rest = a["rest_position"]
     nb, g, grev, kap, krev, kmom, null = rest_pairs(rest, a["rest_partner"], index, st.material, term.solid,
                                                     term.hourglass, sim.h)
-    k.deformation(x, rest, nb, g, kap, kmom, null, st.material, term.solid, term.mu[st.material],
-                  term.lam[st.material], term.green, term.vol, False, rot, f, f, m)
+    k.deformation(x, rest, nb, g, kap, kmom, null, st.material, term.solid, term.mu, term.lam, term.green, term.vol,
+                  False, rot, f, f, m)
     k.forces(x, rest, nb, g, grev, kap, krev, st.material, term.solid, np.ones(n), f, m, term.mass, False,
              out)
     return out

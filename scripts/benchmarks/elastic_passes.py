@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     w = np.random.default_rng(0).normal(size=(n, 3))
     f, m, df, dm = (np.empty((n, 9)) for _ in range(4))
     out = np.empty((n, 3))
-    material = (term.mu[mat], term.lam[mat], term.green, term.vol)
+    material = (term.mu, term.lam, term.green, term.vol)
     c = np.full(n, 1e-4)
 
     def timed(call):

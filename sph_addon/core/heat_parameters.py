@@ -27,7 +27,7 @@ MATERIAL_PARAMETERS: tuple[Parameter, ...] = (
               description="The temperature the material starts to soften at, when it melts (Melts Into): between "
                           "Solidus and Liquidus an elastic solid's stiffness falls linearly to zero while its "
                           "damping's viscosity stays, so it sags and flows like a thick liquid before it melts "
-                          "(dark chocolate 28, butter 28, paraffin 50, basalt 1000); at or above Liquidus: none."),
+                          "(dark chocolate 28, butter 20, paraffin 50, basalt 1000); at or above Liquidus: none."),
     Parameter("solidifies_into", "", label="Solidifies Into",
               description="The scene material this one becomes below that material's Solidus (lava into "
                           "basalt): an elastic solid takes the shape the particles have then as its rest shape. "

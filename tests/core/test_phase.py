@@ -37,6 +37,25 @@ def test_a_half_melted_beam_bends_twice_as_far():
     assert abs(half[0] / solid[0] / 2.0 - 1.0) < 0.1, (half[0], solid[0])
 
 
+@pytest.mark.parametrize("solidus", [30.0, 100.0])
+def test_the_melt_fraction_rises_linearly_from_the_solidus_to_the_liquidus(solidus):
+    """Particles of a jelly (liquidus 40 °C) set to temperatures from 20 to 50 °C: the melt fraction is
+    (T - solidus) / (liquidus - solidus) clipped to 0..1 (solidus 30), or 0 until the liquidus when the
+    solidus is at or above it (the default 100: a sharp melt); past 40 °C the particles are the liquid."""
+    data = _jelly_on_a_plate()
+    data["materials"][0]["params"]["solidus"] = solidus
+    sim = Simulation(parse_scene(data))
+    st = sim.state
+    temp = np.linspace(20.0, 50.0, st.n)
+    st.arrays["temperature"][:] = temp
+    sim.phase.update(st, 1.0)
+    solid = temp <= 40.0
+    expected = np.clip((temp - solidus) / (40.0 - solidus), 0.0, 1.0) if solidus < 40.0 else np.zeros(st.n)
+    np.testing.assert_allclose(st.arrays["melt"][solid], expected[solid], rtol=0, atol=1e-12)
+    assert np.all(st.material[solid] == 0) and np.all(st.material[~solid] == 1)
+    assert np.all(st.arrays["melt"][~solid] == 1.0)
+
+
 def _keyed_jelly(frame_end: int = 50) -> dict:
     """A 6 cm jelly cube (1 cm spacing) on a floor, its melt amount keyed 0 at frame 20 and 1 at frame 40,
     melting into the sph model's liquid of its density."""

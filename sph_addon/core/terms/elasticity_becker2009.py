@@ -190,7 +190,7 @@ class ElasticityBecker2009(Term):
         c = dt * (dt * soft + self.tau[mat])
         x, v, mass = ctx.x[idx], ctx.v[idx], self.mass[ctx.material[idx]]
         f, m, df, dm = (np.empty((len(idx), 9)) for _ in range(4))
-        material = (self.mu[mat], self.lam[mat], self.green, self.vol)
+        material = (self.mu, self.lam, self.green, self.vol)
         own = (rest, nb, g, kap, kmom, null, mat, self.solid, *material)
         pairs = (rest, nb, g, grev, kap, krev, mat, self.solid)
         k.deformation(x, *own, False, rot, f, f, m)
@@ -202,7 +202,7 @@ class ElasticityBecker2009(Term):
         k.forces(v, *pairs, c, df, dm, self.mass, False, tmp)
         b += tmp
         blocks = np.empty((len(idx), 9))
-        k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, *material[:2], self.vol, self.mass, c, rot,
+        k.preconditioner(nb, g, grev, kap, krev, mat, self.solid, self.mu, self.lam, self.vol, self.mass, c, rot,
                          blocks)
         dv = a["elastic_dv"][idx]
         # The residual's floor: a velocity error of TOLERANCE g Δt on every particle (a body at rest

@@ -221,13 +221,13 @@ def deformation(y, rest, nb, g, kap, kmom, null, mat, solid, mu, lam, green, vol
             b = outer_add(b, kap[i, kk], ux, uy, uz, rest[j, 0] - rest[i, 0], rest[j, 1] - rest[i, 1],
                           rest[j, 2] - rest[i, 2])
         if increment:
-            p = _stress_increment(f, load(f_now, i), load(rot, i), mu[i], lam[i], green[m])
+            p = _stress_increment(f, load(f_now, i), load(rot, i), mu[m], lam[m], green[m])
         else:
             nl = load(null, i)
             r = polar_rotation(f, load(rot, i), ROTATION_TOLERANCE, ROTATION_ITERATIONS, nl[0] + nl[4] + nl[8])
             store(rot, i, r)
             f = mat_add(f, mat_mul(r, nl), 1.0)
-            p = _stress(f, r, mu[i], lam[i], green[m])
+            p = _stress(f, r, mu[m], lam[m], green[m])
         q = mat_add(b, mat_mul(f, load(kmom, i)), -1.0)
         store(f_out, i, f)
         store(m_out, i, mat_add(mat_add((0.0,) * 9, p, vol), q, -1.0))
@@ -318,16 +318,17 @@ def _block_one(a, nb, g, grev, kap, krev, mat, mu, lam, vol, mass, scale, rot):
         cy -= g[a, kk, 1]
         cz -= g[a, kk, 2]
         # a in j's energy: the weight g_ja of the offset -d.
+        mj = mat[j]
         gx, gy, gz = grev[a, kk, 0], grev[a, kk, 1], grev[a, kk, 2]
         rx, ry, rz = mat_vec(load(rot, j), gx, gy, gz)
         s = scale[j] * vol
-        diag = s * mu[j] * (gx * gx + gy * gy + gz * gz) + scale[j] * (kap[a, kk] + krev[a, kk])
-        blk = outer_add(blk, s * (mu[j] + lam[j]), rx, ry, rz, rx, ry, rz)
+        diag = s * mu[mj] * (gx * gx + gy * gy + gz * gz) + scale[j] * (kap[a, kk] + krev[a, kk])
+        blk = outer_add(blk, s * (mu[mj] + lam[mj]), rx, ry, rz, rx, ry, rz)
         blk = (blk[0] + diag, blk[1], blk[2], blk[3], blk[4] + diag, blk[5], blk[6], blk[7], blk[8] + diag)
     rx, ry, rz = mat_vec(load(rot, a), cx, cy, cz)
     s = scale[a] * vol
-    diag = s * mu[a] * (cx * cx + cy * cy + cz * cz)
-    blk = outer_add(blk, s * (mu[a] + lam[a]), rx, ry, rz, rx, ry, rz)
+    diag = s * mu[ma] * (cx * cx + cy * cy + cz * cz)
+    blk = outer_add(blk, s * (mu[ma] + lam[ma]), rx, ry, rz, rx, ry, rz)
     blk = (blk[0] + diag, blk[1], blk[2], blk[3], blk[4] + diag, blk[5], blk[6], blk[7], blk[8] + diag)
     return inverse(blk)
 
