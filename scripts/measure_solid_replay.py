@@ -27,9 +27,9 @@ def main(mode: str) -> None:
     bpy, module = blender_session.start(tempfile.mkdtemp(prefix="sph_measure_"))
     if mode == "handler" and hasattr(bpy.types, "GeometryNodeImportPLY"):
         delattr(bpy.types, "GeometryNodeImportPLY")
-    replay_solid = importlib.import_module(f"{module}.sph_addon.blender.replay_solid")
-    cache_mod = importlib.import_module(f"{module}.sph_addon.core.cache")
-    plyio = importlib.import_module(f"{module}.sph_addon.core.plyio")
+    replay_solid = importlib.import_module(f"{module}.sph_addon.blender.replay.solid")
+    cache_mod = importlib.import_module(f"{module}.sph_addon.core.cache.cache_dir")
+    plyio = importlib.import_module(f"{module}.sph_addon.core.cache.plyio")
     bpy.ops.wm.read_homefile(use_empty=True)
     root = Path(tempfile.mkdtemp(prefix="sph_measure_cache_"))
     bpy.ops.wm.save_as_mainfile(filepath=str(root / "measure.blend"))

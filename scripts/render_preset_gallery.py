@@ -2,7 +2,7 @@
 
     .venv-bpy-4.5/bin/python scripts/render_preset_gallery.py [--work out/preset_gallery] [--only honey jelly]
 
-For every preset of the viscoelastic, elastic and sph models (``core/solvers/presets.py``) a scene is
+For every preset of the viscoelastic, elastic and sph models (``core/models/presets.py``) a scene is
 built with the sample builders of ``make_samples.py``: a 10 cm cube of the preset, its bottom 5 cm
 above the floor, at 1 cm spacing (~1,000 particles, so each bake takes a minute or so), in a Domain
 whose closed borders are the floor, with a floor plane that only renders. It is baked (and, for a
@@ -60,7 +60,7 @@ ELASTIC_LOOKS = {
 
 def presets(module: str) -> dict[str, str]:
     """{preset: model} of the models' presets, in the order ``presets.py`` declares them."""
-    solvers = importlib.import_module(f"{module}.sph_addon.core.solvers")
+    solvers = importlib.import_module(f"{module}.sph_addon.core.models")
     return {name: model for model in MODELS for name in solvers.SOLVERS[model].presets}
 
 
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
         if code != 0:
             return code
         render_sample_docs.render(bpy, blend, FRAME, Path(args.out).resolve() / f"preset_{name}.png", args)
-        plyio = importlib.import_module(f"{module}.sph_addon.core.plyio")
+        plyio = importlib.import_module(f"{module}.sph_addon.core.cache.plyio")
         print(f"{name}: {measure(plyio, work / f'preset_{name}_cache' / 'particles')}")
     return 0
 

@@ -117,7 +117,7 @@ def framing(bpy, plyio, blend: Path, frames, margin: float) -> list[Framing]:
 def check_framing(bpy, module: str, names, work: Path, margin: float, rebake: bool, source: Path) -> int:
     """Bake each sample's range and check its first, middle and last frames; 0 when all are framed."""
     cli = importlib.import_module(f"{module}.sph_addon.blender.cli_command")
-    plyio = importlib.import_module(f"{module}.sph_addon.core.plyio")
+    plyio = importlib.import_module(f"{module}.sph_addon.core.cache.plyio")
     failed = []
     for name in names:
         blend = prepare(bpy, name, work, rebake, source)

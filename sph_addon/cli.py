@@ -68,7 +68,7 @@ class _MeshProgress:
 def _cmd_validate(args) -> int:
     from .core.bake import parse_frames
     from .core.durations import format_long_duration
-    from .core.preflight import PARTICLE_STEPS_PER_SECOND, check_bake
+    from .core.scene.preflight import PARTICLE_STEPS_PER_SECOND, check_bake
 
     scene, est = check_bake(args.scene, parse_frames(args.frames))
     grids = f" ({est.grid_bytes / 2**20:,.0f} MiB of it for {len(est.grids)} distance grids)" if est.grids else ""
@@ -128,7 +128,7 @@ def _drop_unraisable(unraisable) -> None:
 
 def _interrupted(out: str) -> str:
     """What an interrupted bake left, in one sentence: where --resume continues, or that nothing was baked."""
-    from .core.cache import CacheDir
+    from .core.cache.cache_dir import CacheDir
 
     try:
         m = CacheDir(out).read_manifest()
@@ -270,7 +270,7 @@ def _info_summary(stats: list[dict]) -> str:
 
 def _front_description(root: Path) -> str:
     """How the baked scene measures its front (from DIR/scene.json), or "" when it asks for none."""
-    from .core.diagnostics import parse_diagnostics
+    from .core.world.diagnostics import parse_diagnostics
 
     try:
         raw = json.loads((root / "scene.json").read_text(encoding="utf-8"))
@@ -289,7 +289,7 @@ def _vec(values) -> str:
 
 
 def _cmd_info(args) -> int:
-    from .core.cache import CacheDir
+    from .core.cache.cache_dir import CacheDir
 
     cache = CacheDir(args.dir)
     m = cache.read_manifest()
@@ -324,7 +324,7 @@ def _cmd_info(args) -> int:
 
 def _cmd_preview(args) -> int:
     from .core.bake import parse_frames
-    from .core.preview import render_frames
+    from .core.cache.preview import render_frames
 
     frames = parse_frames(args.frames)
     out = render_frames(args.dir, None if frames is None else list(range(frames[0], frames[1] + 1, args.every)),
@@ -334,7 +334,7 @@ def _cmd_preview(args) -> int:
 
 
 def _cmd_schema(args) -> int:
-    from .core.schema_doc import scene_format_markdown
+    from .core.scene.schema_doc import scene_format_markdown
 
     text = scene_format_markdown()
     if args.out:

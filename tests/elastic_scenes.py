@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import scene_dict
 
 TERM = "elasticity_becker2009"

@@ -1,4 +1,4 @@
-"""Benchmark: time to show one cached frame in Blender (sph_addon/blender/replay.py).
+"""Benchmark: time to show one cached frame in Blender (sph_addon/blender/replay/objects.py).
 
 A cache of 100,000 particles (a ball) and a 200,000-triangle noisy sphere per frame, in
 the cache layout of DESIGN.md section 4 (the surface has the fields the core's meshing
@@ -89,8 +89,8 @@ def _noisy_sphere(rng: np.random.Generator, frame: int) -> tuple[np.ndarray, np.
 
 def write_cache(root: Path, frames: tuple[int, ...], normals: bool = False) -> tuple[int, int]:
     """Write the frames; return (vertices, triangles) of the surface."""
-    from sph_addon.core.cache import CacheDir
-    from sph_addon.core.plyio import write_ply
+    from sph_addon.core.cache.cache_dir import CacheDir
+    from sph_addon.core.cache.plyio import write_ply
 
     cache = CacheDir(root)
     rng = np.random.default_rng(0)
@@ -164,7 +164,7 @@ def scrub(work: Path, frames: int, limit: int | None) -> None:
     """Show ``frames`` new frames in order under a Memory Cache Limit; print resident memory as it goes."""
     import bpy
 
-    from sph_addon.blender import replay
+    from sph_addon.blender.replay import objects as replay
 
     prefs = bpy.context.preferences.system
     if limit is not None:
@@ -202,7 +202,7 @@ def main(argv: list[str]) -> int:
     os.environ["BLENDER_USER_RESOURCES"] = str(work / "user")  # keep the real user's config out of it
     import bpy
 
-    from sph_addon.blender import replay
+    from sph_addon.blender.replay import objects as replay
 
     t0 = time.perf_counter()
     n_verts, n_tris = write_cache(work / "sph_cache", tuple(range(1, max(args.scrub, 2) + 1)), normals=args.normals)

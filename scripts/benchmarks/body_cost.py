@@ -22,8 +22,8 @@ import statistics
 import time
 from pathlib import Path
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 SCENE = Path(__file__).resolve().parents[1] / "scenes" / "dam_break.json"
 CRATE = {"type": "box", "name": "crate", "size": [0.3, 0.3, 0.3], "position": [2.5, 0.75, 0.15],

@@ -22,8 +22,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import martin_moyce as mm  # noqa: E402
 
-from sph_addon.core.scene import parse_scene  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.scene.scene_file import parse_scene  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 FPS, FRAMES, G = 30, 21, 9.81
 
@@ -53,7 +53,7 @@ def main() -> int:
     ap.add_argument("--xsph", type=float, default=None, help="XSPH share a substep (default the model's)")
     args = ap.parse_args()
     if args.xsph is not None:
-        from sph_addon.core.solvers import viscoelastic_clavet2005
+        from sph_addon.core.models import viscoelastic_clavet2005
 
         viscoelastic_clavet2005.XSPH = args.xsph
     print("a/spacing  min_substeps  substeps/frame  front slope vs Martin & Moyce")

@@ -20,8 +20,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import material_cost  # noqa: E402
 
-from sph_addon.core.simulation import Simulation  # noqa: E402
 from sph_addon.core.terms import elasticity_becker2009_kernels as k  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -25,8 +25,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tests" / "core")]
 
 from test_individual_time_steps import jet_scene  # noqa: E402
 
-from sph_addon.core.scene import parse_scene  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.scene.scene_file import parse_scene  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 
 def run(mode: str, frames: int, speed: float, pool: float = 0.3) -> dict:

@@ -40,7 +40,7 @@ def front(x: np.ndarray, wall: float, spacing: float) -> float:
     Particles are binned by distance from the wall (bin width ``spacing``, the first bin starting
     at the wall; any behind the wall are ignored); the front is the far edge of the last bin of the
     first contiguous run of occupied bins, so droplets thrown ahead of the surge do not count.
-    The same definition as the core's ``sph_addon.core.diagnostics.surge_front`` (axis x,
+    The same definition as the core's ``sph_addon.core.world.diagnostics.surge_front`` (axis x,
     direction +1), restated here so that the peer's venv needs numpy alone. 0 with no particle.
     """
     d = np.asarray(x, dtype=np.float64) - wall

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sph_addon.core.scene import load_scene, parse_scene  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.scene.scene_file import load_scene, parse_scene  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 JELLY_DROP = REPO / "scripts" / "scenes" / "jelly_drop.json"
 # The 8,000-particle cube: the source box of jelly_drop.json twice as wide, its bottom where it was.

@@ -31,11 +31,11 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py: the bench's dam break)
 
-from sph_addon.core import lattice as units  # noqa: E402
-from sph_addon.core import neighbors  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.numerics import lattice as units  # noqa: E402
 from sph_addon.core.terms import relaxation_clavet2005_kernels as kernels  # noqa: E402
 from sph_addon.core.terms.relaxation_clavet2005 import relaxation_gains  # noqa: E402
+from sph_addon.core.world import neighbors  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 
 def _median_ms(call) -> float:

@@ -35,8 +35,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from pool_table import TIMES, print_rows, row  # noqa: E402
 
-from sph_addon.core.scene import parse_scene  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.scene.scene_file import parse_scene  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 SPACING, WIDTH, DEPTH, FPS = 0.025, 0.3, 0.5, 30
 

@@ -31,15 +31,15 @@ import simulation as dam_bench  # noqa: E402  (scripts/benchmarks/simulation.py:
 
 import sph_addon.core.boundary.lattice_fill as lattice_fill  # noqa: E402
 import sph_addon.core.boundary.static_cells as static_cells  # noqa: E402
-import sph_addon.core.neighbors as neighbors  # noqa: E402
-import sph_addon.core.simulation as simulation  # noqa: E402
-import sph_addon.core.solvers.viscoelastic_clavet2005 as model  # noqa: E402
-import sph_addon.core.state as state  # noqa: E402
+import sph_addon.core.models.viscoelastic_clavet2005 as model  # noqa: E402
 import sph_addon.core.terms.pressure_projection_zhu2005 as grid  # noqa: E402
 import sph_addon.core.terms.pressure_projection_zhu2005_kernels as grid_kernels  # noqa: E402
 import sph_addon.core.terms.relaxation_clavet2005_kernels as relaxation  # noqa: E402
 import sph_addon.core.terms.surface_tension_brackbill1992 as tension  # noqa: E402
 import sph_addon.core.terms.xsph_monaghan1989_kernels as xsph  # noqa: E402
+import sph_addon.core.world.neighbors as neighbors  # noqa: E402
+import sph_addon.core.world.simulation as simulation  # noqa: E402
+import sph_addon.core.world.state as state  # noqa: E402
 
 STAGES = [(neighbors.NeighborSearch, "sort"), (neighbors.NeighborSearch, "lists"), (state.ParticleState, "permute"),
           (lattice_fill, "wall_terms"), (tension, "surface_tension_impulses"), (xsph, "smooth_velocities"),

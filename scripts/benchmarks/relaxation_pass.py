@@ -27,7 +27,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from simulation import _scene_variant  # noqa: E402
 
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 
 def record(frames: list[int]) -> dict[int, list]:

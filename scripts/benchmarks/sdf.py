@@ -30,7 +30,7 @@ for _path in (ROOT, ROOT / "tests"):
 
 from reference.analytic_sdf import cube_sphere  # noqa: E402
 
-from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf  # noqa: E402
+from sph_addon.core.colliders.shapes.sdf_mesh import build_mesh_sdf  # noqa: E402
 
 log = logging.getLogger("bench.sdf")
 

@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from sph_addon.core.colliders.motion import StaticMotion  # noqa: E402
-from sph_addon.core.colliders.reach import domain_in_local_frame  # noqa: E402
-from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf  # noqa: E402
+from sph_addon.core.colliders.shapes.reach import domain_in_local_frame  # noqa: E402
+from sph_addon.core.colliders.shapes.sdf_mesh import build_mesh_sdf  # noqa: E402
 
 SPACING = 0.05
 DOMAIN = {"min": [-1.0, -1.0, -0.5], "max": [1.0, 1.0, 1.5]}

@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sph_addon.core.array_kernels import take_rows  # noqa: E402
-from sph_addon.core.neighbors import NeighborSearch  # noqa: E402
+from sph_addon.core.numerics.array_kernels import take_rows  # noqa: E402
 from sph_addon.core.terms.xsph_monaghan1989_kernels import smooth_velocities  # noqa: E402
+from sph_addon.core.world.neighbors import NeighborSearch  # noqa: E402
 
 
 @numba.njit(parallel=True, nogil=True)

@@ -80,7 +80,7 @@ def sphere_particles(n_target: int, spacing: float) -> np.ndarray:
 def _distance_kernels():
     from numba import njit, prange
 
-    from sph_addon.core import config
+    from sph_addon.core.numerics import config
 
     @njit(**dict(config.NJIT_PARALLEL, cache=False))
     def point_mesh_distance(p, v, f, cell_keys, starts, order, origin, cell, n1, n2, out):

@@ -6,7 +6,8 @@ Modules register in order; each has ``register()`` / ``unregister()``.
 
 import importlib
 
-_MODULE_NAMES = ("runtime", "properties", "migrate", "replay", "replay_solid", "jobs", "operators", "ui", "cli_command")
+_MODULE_NAMES = ("runtime", "properties", "migrate", "replay.objects", "replay.solid", "jobs", "operators", "ui",
+                 "cli_command")
 
 
 def _modules():

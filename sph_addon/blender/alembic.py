@@ -42,10 +42,13 @@ from pathlib import Path
 
 import bpy
 
-from . import export, export_meshes, replay, replay_solid
-from .export import ExportError
-from .replay_inputs import frame_range
-from .replay_nodes import PARTICLES, SURFACE
+from .export import meshes as export_meshes
+from .export import snapshot as export
+from .export.snapshot import ExportError
+from .replay import objects as replay
+from .replay import solid as replay_solid
+from .replay.inputs import frame_range
+from .replay.nodes import PARTICLES, SURFACE
 
 log = logging.getLogger(__name__)
 

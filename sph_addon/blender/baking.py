@@ -21,13 +21,16 @@ from pathlib import Path
 import bpy
 
 from ..core import bake as core_bake
-from ..core.cache import CacheDir, free_cache
-from ..core.cache_lock import lock_cache
+from ..core.cache.cache_dir import CacheDir, free_cache
+from ..core.cache.lock import lock_cache
 from ..core.durations import eta_seconds, format_duration
 from ..core.errors import InputError
-from ..core.params import resolve
+from ..core.scene.params import resolve
 from ..core.surface.settings import SURFACE_PARAMETERS, settings_from_values
-from . import export, export_meshes, export_values, runtime
+from . import runtime
+from .export import meshes as export_meshes
+from .export import snapshot as export
+from .export import values as export_values
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +189,9 @@ def finish(scene, task: Task) -> None:
     domain = scene.objects.get(task.domain_name)
     if domain is None:
         return
-    from . import dynamic_colliders, liquid_materials, migrate, replay, replay_solid
+    from . import dynamic_colliders, liquid_materials, migrate
+    from .replay import objects as replay
+    from .replay import solid as replay_solid
 
     # A Domain appended from an older file may have missed the load handler.
     migrate.upgrade_render_particles(domain)
@@ -260,7 +265,8 @@ def free(domain) -> int:
             inputs.rmdir()
     if root.is_dir() and not any(root.iterdir()):
         root.rmdir()
-    from . import dynamic_colliders, replay
+    from . import dynamic_colliders
+    from .replay import objects as replay
 
     scene = domain.users_scene[0] if domain.users_scene else bpy.context.scene
     dynamic_colliders.restore(scene, domain)
@@ -332,8 +338,8 @@ def fluid_volume(fluids) -> float:
 
 
 def _estimate(fluids, inflows, spacing: float, scene, domain) -> tuple[int, float]:
-    from ..core.scene import _EXTRA_BYTES_PER_PARTICLE
-    from ..core.state import bytes_per_particle
+    from ..core.scene.scene_file import _EXTRA_BYTES_PER_PARTICLE
+    from ..core.world.state import bytes_per_particle
 
     n = int((fluid_volume(fluids) + inflow_volume(inflows, scene, domain)) / spacing ** 3)
     return n, n * (bytes_per_particle() + _EXTRA_BYTES_PER_PARTICLE) / 2**20

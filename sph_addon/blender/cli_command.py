@@ -29,7 +29,7 @@ import signal
 import bpy
 
 from ..core.bake import parse_frames
-from ..core.cache import CacheDir
+from ..core.cache.cache_dir import CacheDir
 from ..core.errors import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -39,7 +39,9 @@ from ..core.errors import (
     SimulationError,
     exit_status,
 )
-from . import alembic, baking, export, replay, runtime
+from . import alembic, baking, runtime
+from .export import snapshot as export
+from .replay import objects as replay
 
 
 class _ArgumentError(Exception):

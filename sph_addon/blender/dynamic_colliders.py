@@ -1,6 +1,6 @@
 """Dynamic Colliders in Blender: what the export checks and writes, the keyframes a bake leaves, Free Bake.
 
-A Collider whose Motion is Dynamic is a rigid body the fluid moves (``core/bodies.py``). The bake
+A Collider whose Motion is Dynamic is a rigid body the fluid moves (``core/passes/bodies.py``). The bake
 writes its pose at every frame to ``bodies/bodies_NNNN.json``; :func:`key_bodies` turns them into
 keyframes on the object (location and rotation, linear interpolation, in an action of their own),
 so the file plays back and renders on a farm with no add-on. Before the first keys it remembers
@@ -19,10 +19,10 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion
 
-from ..core.cache import CacheDir
+from ..core.cache.cache_dir import CacheDir
 from ..core.errors import InputError
 from . import compat
-from .export_errors import ExportError
+from .export.errors import ExportError
 
 log = logging.getLogger(__name__)
 

@@ -59,15 +59,15 @@ from pathlib import Path
 
 import bpy
 
+from ..core.cache.jsonfile import read_json
 from ..core.errors import InputError
-from ..core.jsonfile import read_json
-from ..core.solvers import SOLVERS
-from .replay_frames import SHADER_TEMPERATURE
+from ..core.models import SOLVERS
+from .replay.frames import SHADER_TEMPERATURE
 
 # On materials we make (the replay may replace them; never one the artist made): the looks' key.
 TAG = "sph_replay_material"
 ATTRIBUTE = "material"
-# The model of a scene file's material that names none (core/scene.py).
+# The model of a scene file's material that names none (core/scene/scene_file.py).
 SCENE_DEFAULT_MODEL = "viscoelastic"
 # The only model of the versions whose materials are keyed by their presets alone (up to 45ad05e).
 _PRESET_KEYED_MODEL = "viscoelastic"
@@ -127,7 +127,7 @@ LOOKS: dict[str, dict[str, Look]] = {"viscoelastic": {
 }}
 # The sph model's classic water is water: it looks like the viscoelastic model's.
 LOOKS["sph"]["classic_water"] = LOOKS["viscoelastic"]["water"]
-# The melting presets and their liquids (heat: ``core/phase.py``). Lava and basalt glow where hot: dull red
+# The melting presets and their liquids (heat: ``core/passes/phase.py``). Lava and basalt glow where hot: dull red
 # from ~600 °C to yellow-white at 1200 °C, as cooling lava's crust darkens.
 _LAVA_GLOW = (600.0, 1200.0, 12.0)
 LOOKS["elastic"].update({

@@ -60,9 +60,9 @@ import logging
 import bpy
 from bpy.app.handlers import persistent
 
-from ..core.blender_names import stable_number
-from ..core.solvers import SOLVERS
-from . import replay
+from ..core.models import SOLVERS
+from ..core.scene.blender_names import stable_number
+from .replay import objects as replay
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,11 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import InputError, SimulationError
-from . import alembic, baking, dynamic_colliders, export, export_values, jobs, quick_setup, replay, runtime
+from . import alembic, baking, dynamic_colliders, jobs, quick_setup, runtime
 from . import properties as props
+from .export import snapshot as export
+from .export import values as export_values
+from .replay import objects as replay
 
 _ERRORS = (InputError, SimulationError, runtime.NumbaUnavailable, OSError)
 

@@ -45,16 +45,17 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..core.blender_names import MODEL_CLASS_PREFIX, check_model, stable_number
 from ..core.colliders import COMMON_PARAMETERS, DYNAMIC_PARAMETERS, OPEN_SIDE_PARAMETERS
-from ..core.colliders.mesh_files import MESH_PARAMETERS
-from ..core.heat_parameters import MELT_KEY_PARAMETERS
-from ..core.params import Parameter
-from ..core.scene import SIMULATION_PARAMETERS, TOP_PARAMETERS
-from ..core.solvers import SOLVERS
-from ..core.sources import SOURCES
+from ..core.colliders.shapes.mesh_files import MESH_PARAMETERS
+from ..core.models import SOLVERS
+from ..core.passes.heat_parameters import MELT_KEY_PARAMETERS
+from ..core.scene.blender_names import MODEL_CLASS_PREFIX, check_model, stable_number
+from ..core.scene.params import Parameter
+from ..core.scene.scene_file import SIMULATION_PARAMETERS, TOP_PARAMETERS
+from ..core.sources.emission import SOURCES
 from ..core.surface.settings import SURFACE_PARAMETERS
-from . import compat, migrate, replay
+from . import compat, migrate
+from .replay import objects as replay
 
 ROLES = (
     ("NONE", "None", "Not part of the simulation"),

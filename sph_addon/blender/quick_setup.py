@@ -13,8 +13,9 @@ import math
 import bpy
 import numpy as np
 
-from . import baking, export
+from . import baking
 from . import properties as props
+from .export import snapshot as export
 
 # Particles of a first bake: ~20k bakes a frame in about a second on two cores and still shows
 # the shape of the flow; the spacing is rounded up, so the count stays between ~15k and 20k.

@@ -5,7 +5,7 @@
 before the first bake: it points numba's cache at the extension's user
 directory (the extension directory itself is wiped on upgrade and may be
 read-only) and pins the threading layer, puts a private copy of the bundled
-numba/llvmlite first on ``sys.path`` (``core/private_wheels.py``: Blender's wheel
+numba/llvmlite first on ``sys.path`` (``blender/private_wheels.py``: Blender's wheel
 sync rewrites the shared copy under a running bake whenever any extension is
 enabled or disabled), then imports numba and reports a failed import as a
 readable error instead of a traceback.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import bpy
 
-from ..core import private_wheels
+from . import private_wheels
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,11 @@ import math
 
 import bpy
 
-from ..core.solvers.base import MaterialModel
-from . import baking, dynamic_colliders, export, export_values, jobs, migrate
+from ..core.models.base import MaterialModel
+from . import baking, dynamic_colliders, jobs, migrate
 from . import properties as props
+from .export import snapshot as export
+from .export import values as export_values
 
 
 class _PhysicsPanel:
@@ -105,7 +107,7 @@ class SPH_PT_domain(_RolePanel, bpy.types.Panel):
 
 
 def _draw_bake(layout, context, ob):
-    from ..core.cache import CacheDir
+    from ..core.cache.cache_dir import CacheDir
     from ..core.errors import InputError
 
     box = layout.box()

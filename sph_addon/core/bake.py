@@ -22,20 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .ages import MANIFEST_KEY as BIRTHS_KEY
-from .ages import Births
-from .atomic import write_json
-from .cache import CacheDir, refuse_links
-from .cache_checks import check_checkpoint
-from .cache_lock import check_unlocked, lock_cache
+from .cache.ages import MANIFEST_KEY as BIRTHS_KEY
+from .cache.ages import Births
+from .cache.atomic import write_json
+from .cache.cache_dir import CacheDir, refuse_links
+from .cache.checks import check_checkpoint
+from .cache.jsonfile import read_json
+from .cache.lock import check_unlocked, lock_cache
 from .durations import eta_seconds
 from .errors import InputError, SimulationError, StorageError, is_storage_fault
-from .jsonfile import read_json
-from .preflight import check_bake
-from .scene import FORMAT, Scene
+from .scene.preflight import check_bake
+from .scene.scene_file import FORMAT, Scene
 
 if TYPE_CHECKING:  # imported when a bake runs: it loads numba, which Blender's register() must not
-    from .deformed_meshes import DeformedMeshes
+    from .cache.deformed_meshes import DeformedMeshes
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def prepare(scene: str | os.PathLike | Scene, out_dir: str | os.PathLike, frames
     frames : override of the scene's (frame_start, frame_end), applied before validation.
     resume, force : as in :func:`bake`.
     """
-    from .colliders.sdf_cache import SDFCache
+    from .colliders.shapes.sdf_cache import SDFCache
 
     cache = CacheDir(out_dir)
     sdf_cache = SDFCache(cache.root / "sdf", deferred=True)
@@ -249,8 +249,8 @@ def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:
 
 
 def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
-    from .deformed_meshes import DeformedMeshes
-    from .simulation import Simulation
+    from .cache.deformed_meshes import DeformedMeshes
+    from .world.simulation import Simulation
 
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
     sim = Simulation(scene, sdf_cache_dir=cache.root / "sdf", sdf_cache=prepared.sdf_cache)

@@ -48,7 +48,7 @@ def _enable_from_checkout() -> None:
 
 @pytest.fixture(scope="session")
 def ext():
-    """The enabled extension; ``ext.sub("export")`` imports one of its Blender modules."""
+    """The enabled extension; ``ext.sub("export.snapshot")`` imports one of its Blender modules."""
     _enable_from_checkout()
 
     class _Ext:

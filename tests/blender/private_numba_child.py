@@ -56,7 +56,7 @@ def run(user_dir: str, result: dict) -> None:
     files = _files(copy)
 
     # A cached kernel of the package (NJIT has cache=True): hits in a second fresh process.
-    kernels = importlib.import_module(f"{module}.sph_addon.core.kernels")
+    kernels = importlib.import_module(f"{module}.sph_addon.core.numerics.kernels")
     kernels.cubic_spline_w(0.5, 1.0)
     f = kernels.cubic_spline_w
     result.update(cache_hits=sum(f._cache_hits.values()), cache_misses=sum(f._cache_misses.values()))

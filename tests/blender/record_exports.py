@@ -96,7 +96,7 @@ def main(argv=None) -> int:
     import blender_session
 
     bpy, module = blender_session.start(tempfile.mkdtemp(prefix="sph_record_user_"))
-    export = importlib.import_module(f"{module}.sph_addon.blender.export")
+    export = importlib.import_module(f"{module}.sph_addon.blender.export.snapshot")
     OUT.mkdir(parents=True, exist_ok=True)
     if args.make_old_layout:
         build_old_layout_file(bpy, OLD_LAYOUT)

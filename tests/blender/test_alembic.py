@@ -42,7 +42,7 @@ def tank(baked):
 
 
 def _counts(ext, cache: Path, kind: str) -> dict[int, int]:
-    read_ply = ext.core("plyio").read_ply
+    read_ply = ext.core("cache.plyio").read_ply
     return {k: len(read_ply(cache / kind / f"{kind}_{k:04d}.ply").vertices) for k in range(1, FRAMES + 1)}
 
 
@@ -81,7 +81,7 @@ def test_export_reads_back_per_frame_and_renders_without_the_addon(ext, tank, tm
     before = _state(scene)
 
     assert bpy.ops.sph.export_alembic(particles=True) == {'FINISHED'}
-    cache = ext.sub("export").cache_dir(tank)
+    cache = ext.sub("export.snapshot").cache_dir(tank)
     default = cache / "export" / "Tank.abc"
     assert default.is_file() and default.stat().st_size > 0
     assert _state(scene) == before
@@ -133,7 +133,7 @@ def test_errors_name_the_domain(ext, tank, tmp_path):
                                            r"frames 1-4"):
         bpy.ops.sph.export_alembic(frame_start=10, frame_end=20)
     # A frame missing between the first and the last (meshing still going) is refused, not written empty.
-    cache = ext.sub("export").cache_dir(tank)
+    cache = ext.sub("export.snapshot").cache_dir(tank)
     gap = tmp_path / "gap"
     shutil.copytree(cache, gap)
     (gap / "surface" / "surface_0003.ply").unlink()
@@ -161,7 +161,7 @@ def test_farm_command_writes_alembic(ext, baked, tmp_path):
     assert baked.stat().st_mtime_ns == saved, "the farm's export never saves the .blend"
     read = _read_in_fresh_blender(tmp_path, [out])["files"][str(out)]
     assert read["frame_range"] == [2, 3]
-    cache = ext.sub("export").cache_dir(bpy.data.objects["Tank"])
+    cache = ext.sub("export.snapshot").cache_dir(bpy.data.objects["Tank"])
     surface = _counts(ext, cache, "surface")
     assert {k: read["frames"][str(k)]["Tank_Surface"]["vertices"] for k in (2, 3)} == {2: surface[2], 3: surface[3]}
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -175,7 +175,7 @@ def test_another_blender_version_reads_the_export(ext, tank, tmp_path):
     assert bpy.ops.sph.export_alembic(filepath=str(out), particles=True) == {'FINISHED'}
     report = _read_in_fresh_blender(tmp_path, [out], python=OTHER_BLENDER)
     read = report["files"][str(out)]
-    cache = ext.sub("export").cache_dir(tank)
+    cache = ext.sub("export.snapshot").cache_dir(tank)
     surface, particles = _counts(ext, cache, "surface"), _counts(ext, cache, "particles")
     assert read["frame_range"] == [1, FRAMES]
     for k in range(1, FRAMES + 1):

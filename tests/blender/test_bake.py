@@ -47,11 +47,11 @@ def _domain():
 
 
 def _cache(ext) -> Path:
-    return ext.sub("export").cache_dir(_domain())
+    return ext.sub("export.snapshot").cache_dir(_domain())
 
 
 def _read(ext, path: Path):
-    return ext.core("plyio").read_ply(path)
+    return ext.core("cache.plyio").read_ply(path)
 
 
 def _replay_objects(domain):
@@ -98,7 +98,7 @@ def test_sample_bakes_with_operators_and_replays(ext, tmp_path, name, no_replay_
     # The liquid renders with the Domain's material when it has one (honey amber, mud brown, ...).
     domain = _domain()
     for ob in _replay_objects(domain):
-        used = ext.sub("replay_inputs").get_input(ob, "Material")
+        used = ext.sub("replay.inputs").get_input(ob, "Material")
         assert used is not None
         if domain.active_material is not None:
             assert used == domain.active_material
@@ -232,7 +232,7 @@ def test_bake_mesh_waits_for_no_one_and_writes_nothing_while_another_process_hol
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
     cache = _cache(ext)
     # A lock taken through another open file is another holder, as a command-line bake would be.
-    with ext.core("cache_lock").lock_cache(cache, "bake"):
+    with ext.core("cache.lock").lock_cache(cache, "bake"):
         with pytest.raises(RuntimeError) as info:
             bpy.ops.sph.bake_mesh()
     assert "Tank: Cache Directory" in str(info.value) and "another process is using this cache" in str(info.value)
@@ -283,7 +283,7 @@ def test_preset_overrides_are_exported_as_params(ext, tmp_path, no_replay_leak):
     water = _scene_with(tmp_path)
     water.sph.material.viscoelastic.preset = "honey"
     water.sph.material.viscoelastic.kinematic_viscosity = 0.25
-    export = ext.sub("export")
+    export = ext.sub("export.snapshot")
     data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
     (material,) = data["materials"]
     assert material == {"name": "Water", "model": "viscoelastic", "preset": "honey",
@@ -299,7 +299,7 @@ def test_inflow_nozzle_length_reaches_the_scene(ext, tmp_path, no_replay_leak):
     bpy.ops.mesh.primitive_circle_add(radius=0.05, location=(0.0, 0.0, 1.5), fill_type='NGON')
     spout = bpy.context.object
     spout.name, spout.sph.role = "Spout", 'INFLOW'
-    export = ext.sub("export")
+    export = ext.sub("export.snapshot")
 
     def inflow():
         data, origins = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in")
@@ -321,7 +321,7 @@ def test_honey_sample_is_in_the_coiling_regime(ext, tmp_path, no_replay_leak):
     """honey_stool.blend exports the regime of scripts/scenes/honey_coil.json, where the thread coils:
     >= 4 particles across, thread Reynolds number U d / nu below 1, a fall of >= 8 thread diameters."""
     _open_sample("honey_stool", tmp_path)
-    data, _ = ext.sub("export").build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 1))
+    data, _ = ext.sub("export.snapshot").build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 1))
     coil = json.loads((ROOT / "scripts" / "scenes" / "honey_coil.json").read_text(encoding="utf-8"))
     (inflow,) = [s for s in data["sources"] if s["type"] == "inflow"]
     (want,) = coil["sources"]
@@ -342,7 +342,7 @@ def test_honey_sample_is_in_the_coiling_regime(ext, tmp_path, no_replay_leak):
 
 def test_animated_collider_exports_keyframes(ext, tmp_path, no_replay_leak):
     _open_sample("mud_suzanne", tmp_path)
-    export = ext.sub("export")
+    export = ext.sub("export.snapshot")
     data, _ = export.build_scene(bpy.context.scene, _domain(), tmp_path / "in", (1, 60))
     suzanne = next(c for c in data["colliders"] if c["name"] == "Suzanne")
     keys = suzanne["keyframes"]
@@ -369,7 +369,7 @@ def test_deforming_collider_exports_a_mesh_per_frame(ext, tmp_path, no_replay_le
     key.keyframe_insert("value", frame=1)
     key.value = 1.0
     key.keyframe_insert("value", frame=2)
-    export = ext.sub("export")
+    export = ext.sub("export.snapshot")
     data, _ = export.build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in", (1, 2))
     item = next(c for c in data["colliders"] if c["name"] == "Sheet")
     assert item["deforming"] is True and item["path"] == "collider_Sheet_{frame:04d}.ply"
@@ -395,7 +395,7 @@ def test_farm_command_exit_codes(ext, tmp_path, no_replay_leak):
 
 def _saved_frame_ranges(ext, path: Path) -> tuple:
     """The replay's frame ranges as saved in ``path`` (opened without the load handler that re-reads the cache)."""
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     replay.unregister()
     try:
         bpy.ops.wm.open_mainfile(filepath=str(path))
@@ -409,7 +409,7 @@ def test_farm_saves_the_frames_a_render_reads(ext, tmp_path, no_replay_leak, cap
     particles and (Surface on) for the surface the meshing tasks write next; ``sync`` after a bake made
     elsewhere. The bake's log holds no importer error (the file is evaluated when saved, before the
     surfaces exist: only renders read them)."""
-    cli, replay = ext.sub("cli_command"), ext.sub("replay")
+    cli, replay = ext.sub("cli_command"), ext.sub("replay.objects")
     path = _open_sample("jelly_steps", tmp_path)
     _domain().sph.domain.surface_enabled = True  # the sample's Solid renders itself: its Surface is off
     bpy.ops.wm.save_mainfile()
@@ -464,7 +464,7 @@ def test_sample_files_rebuild_with_this_blender(ext, tmp_path, no_replay_leak):
         emitters = [ob for ob in bpy.data.objects if ob.sph.role in {'FLUID', 'INFLOW', 'SOLID'}]
         assert emitters and not any(migrate.pending(ob.sph.material) for ob in emitters), name
         assert all(migrate.is_current(ob.sph.material) for ob in emitters), name
-        found = record_exports.exported_materials(bpy, ext.sub("export"), out / f"{name}.blend", tmp_path)
+        found = record_exports.exported_materials(bpy, ext.sub("export.snapshot"), out / f"{name}.blend", tmp_path)
         want = REBUILT.get(name) or json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))[
             "materials"]
         assert found["materials"] == want, name

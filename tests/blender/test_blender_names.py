@@ -1,4 +1,4 @@
-"""The core's name rules (core/blender_names.py) against the Blender running the tests.
+"""The core's name rules (core/scene/blender_names.py) against the Blender running the tests.
 
 The core checks a model's names without Blender, from frozen lists: the members of Blender's
 PropertyGroup and the names the extension keeps on its groups. Here those lists are held against
@@ -17,7 +17,7 @@ def _property_group_members() -> set[str]:
 
 
 def test_the_frozen_lists_hold_this_blenders_members_and_the_extensions_names(ext):
-    names, props, migrate = ext.core("blender_names"), ext.sub("properties"), ext.sub("migrate")
+    names, props, migrate = ext.core("scene.blender_names"), ext.sub("properties"), ext.sub("migrate")
     assert _property_group_members() <= names.PROPERTY_GROUP_MEMBERS, "a member this Blender added"
     material = bpy.types.Object.bl_rna.properties["sph"].fixed_type.properties["material"].fixed_type
     own = set(material.properties.keys()) - set(props.SOLVERS) - names.PROPERTY_GROUP_MEMBERS
@@ -34,8 +34,8 @@ def test_the_frozen_lists_hold_this_blenders_members_and_the_extensions_names(ex
 def _edge_model(ext):
     """Names at the limits of the rules: a 47-byte model name (a 63-byte class name), a 63-byte
     parameter, names beside reserved ones, a choice parameter and two presets."""
-    names, Parameter = ext.core("blender_names"), ext.core("params").Parameter
-    base = ext.core("solvers.base")
+    names, Parameter = ext.core("scene.blender_names"), ext.core("scene.params").Parameter
+    base = ext.core("models.base")
     length = Parameter("p" * names.MAX_NAME_BYTES, 0.5, "m", 0.0, 2.0, description="a length")
     return type("EdgeNames", (base.MaterialModel,), {
         "name": "m" * names.MAX_MODEL_NAME_BYTES, "description": "a test model",
@@ -46,7 +46,7 @@ def _edge_model(ext):
 
 
 def test_a_model_passing_the_checks_gets_its_settings_in_blender(ext, empty_file):
-    props, solvers = ext.sub("properties"), ext.core("solvers")
+    props, solvers = ext.sub("properties"), ext.core("models")
     model = solvers.register(_edge_model(ext))
     probe = group_cls = None
     try:
@@ -83,7 +83,7 @@ def test_a_model_passing_the_checks_gets_its_settings_in_blender(ext, empty_file
 @pytest.mark.parametrize("name", ["_hidden", "p" * 64, "get", "keys", "bl_rna", "name", "rna_type"])
 def test_a_name_the_checks_refuse_breaks_in_blender(ext, empty_file, name):
     """Blender refuses it at registration, or registers it and loses the member of that name."""
-    names = ext.core("blender_names")
+    names = ext.core("scene.blender_names")
     assert names.property_problem(name) is not None
     cls = type("SPH_PG_names_refused", (bpy.types.PropertyGroup,),
                {"__annotations__": {name: FloatProperty(default=1.5)}})

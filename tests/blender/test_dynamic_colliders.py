@@ -39,7 +39,7 @@ def _scene() -> tuple[bpy.types.Object, bpy.types.Object]:
 
 def test_a_dynamic_collider_exports_as_a_body(ext, saved_file):
     ob, domain = _scene()
-    exported = ext.sub("export").export(bpy.context.scene, domain)
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
     item = next(c for c in json.loads(exported.scene_path.read_text())["colliders"] if c["name"] == "Crate")
     assert item["dynamic"] is True and item["density"] == 300.0 and item["body_friction"] == 0.3
     assert item["restitution"] == 0.1 and item["linear_velocity"] == [0.0, 0.0, -0.5]
@@ -48,7 +48,7 @@ def test_a_dynamic_collider_exports_as_a_body(ext, saved_file):
     np.testing.assert_allclose(item["position"], (0.02, 0.0, 0.32), atol=1e-6)
     np.testing.assert_allclose(item["rotation"], (0.2, 0.1, 0.3), atol=1e-6)
     ob.sph.collider.motion = 'STATIC'  # a Static collider's file is as before Dynamic existed
-    exported = ext.sub("export").export(bpy.context.scene, domain)
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
     item = next(c for c in json.loads(exported.scene_path.read_text())["colliders"] if c["name"] == "Crate")
     assert not {"dynamic", "density", "body_friction", "restitution", "linear_velocity"} & set(item)
 
@@ -71,8 +71,8 @@ def _keyed(ob):
 def test_a_collider_that_cannot_be_dynamic_is_refused_naming_it(ext, saved_file, spoil, words):
     ob, domain = _scene()
     spoil(ob)
-    with pytest.raises(ext.sub("export_errors").ExportError) as err:
-        ext.sub("export").export(bpy.context.scene, domain)
+    with pytest.raises(ext.sub("export.errors").ExportError) as err:
+        ext.sub("export.snapshot").export(bpy.context.scene, domain)
     assert "Crate: Motion" in str(err.value) and words in str(err.value)
 
 
@@ -83,7 +83,7 @@ def _world(ob) -> np.ndarray:
 def _cache_pose(ext, root: Path, frame: int, unit: float = 1.0) -> np.ndarray:
     from mathutils import Matrix, Quaternion
 
-    b = next(b for b in ext.core("cache").CacheDir(root).read_bodies(frame) if b["name"] == "Crate")
+    b = next(b for b in ext.core("cache.cache_dir").CacheDir(root).read_bodies(frame) if b["name"] == "Crate")
     m = Matrix.Translation(np.asarray(b["location"]) / unit) @ Quaternion(b["rotation_quaternion"]).to_matrix().to_4x4()
     return np.array(m, dtype=np.float64)
 
@@ -122,7 +122,7 @@ def test_a_bake_keys_the_body_a_farm_plays_it_and_free_bake_restores_it(ext, sav
 
     # A new bake starts where the object stood before the keys, not where they have moved it.
     bpy.context.scene.frame_set(FRAMES[-1])
-    exported = ext.sub("export").export(bpy.context.scene, domain)
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
     item = next(c for c in json.loads(exported.scene_path.read_text())["colliders"] if c["name"] == "Crate")
     np.testing.assert_allclose(item["position"], rest[:3, 3], atol=1e-6)
 
@@ -173,14 +173,14 @@ def test_a_body_animated_until_a_frame_follows_its_keys_then_the_fluid(ext, save
     bpy.context.scene.frame_set(1)
 
     def keys():
-        exported = ext.sub("export").export(bpy.context.scene, domain)
+        exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
         item = next(c for c in json.loads(exported.scene_path.read_text())["colliders"] if c["name"] == "Crate")
         return [(k["frame"], round(k["position"][0], 6)) for k in item["keyframes"]]
 
     first = keys()
     assert [f for f, _ in first] == [1, 2, 3] and first[0][1] == 0.02 and first[-1][1] == 0.12
     assert 'FINISHED' in bpy.ops.sph.bake_data()
-    bodies = ext.core("cache").CacheDir(saved_file.parent / "sph_cache").read_bodies(3)
+    bodies = ext.core("cache.cache_dir").CacheDir(saved_file.parent / "sph_cache").read_bodies(3)
     b = next(b for b in bodies if b["name"] == "Crate")
     assert b["location"][0] == pytest.approx(0.12, abs=1e-9)
     assert keys() == first, "re-exported over the bake's keys: still the artist's"

@@ -27,7 +27,7 @@ def tank(ext, saved_file):
 
 
 def _build(ext, domain, tmp_path) -> dict:
-    data, _ = ext.sub("export").build_scene(bpy.context.scene, domain, tmp_path / "in")
+    data, _ = ext.sub("export.snapshot").build_scene(bpy.context.scene, domain, tmp_path / "in")
     return data
 
 
@@ -41,7 +41,7 @@ def test_time_scale_is_exported(ext, tank, tmp_path):
     tank.sph.domain.time_scale = 0.25
     data = _build(ext, tank, tmp_path)
     assert data["simulation"]["time_scale"] == 0.25
-    scene = ext.core("scene").parse_scene(data, tmp_path / "in")
+    scene = ext.core("scene.scene_file").parse_scene(data, tmp_path / "in")
     assert scene.frame_time == pytest.approx(0.25 / 24)  # the default file's 24 fps
 
 
@@ -51,11 +51,11 @@ def test_time_steps_are_exported_when_global(ext, tank, tmp_path):
     assert tank.sph.domain.time_steps == "individual"
     data = _build(ext, tank, tmp_path)
     assert "time_steps" not in data["simulation"], "the default: the scene as before"
-    assert ext.core("scene").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "individual"
+    assert ext.core("scene.scene_file").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "individual"
     tank.sph.domain.time_steps = "global"
     data = _build(ext, tank, tmp_path)
     assert data["simulation"]["time_steps"] == "global"
-    assert ext.core("scene").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "global"
+    assert ext.core("scene.scene_file").parse_scene(data, tmp_path / "in").simulation["time_steps"] == "global"
 
 
 def test_borders_and_wall_friction_are_exported(ext, tank, tmp_path):
@@ -68,7 +68,7 @@ def test_borders_and_wall_friction_are_exported(ext, tank, tmp_path):
     (walls,) = _walls(data, "Tank")
     assert {s for s in SIDES if walls.get(f"open_{s}")} == {"x_max", "z_max"} and walls["friction"] == 0.5
     assert data["domain"] == {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 2.0]}, "what leaves is removed"
-    scene = ext.core("scene").parse_scene(data, tmp_path / "in")
+    scene = ext.core("scene.scene_file").parse_scene(data, tmp_path / "in")
     (kind, p), = scene.colliders
     assert kind == "box_container" and p["open_x_max"] and p["friction"] == 0.5
     for side in SIDES:
@@ -106,7 +106,7 @@ def test_files_saved_before_borders_export_what_they_baked(ext, tmp_path, name, 
     for w in walls:
         assert set(w) == {"type", "name", "position", "size"}, "the item older versions wrote"
     colliders = ext.core("colliders")
-    for kind, p in ext.core("scene").parse_scene(data, tmp_path / "in").colliders:
+    for kind, p in ext.core("scene.scene_file").parse_scene(data, tmp_path / "in").colliders:
         if kind == "box_container":  # the closed tank's kernel, bit for bit
             assert colliders.COLLIDERS[kind].build(p, colliders.BuildContext()).sdf.__name__ == "sdf_box_container"
 
@@ -126,7 +126,7 @@ def test_outflow_role_is_exported_and_removes_particles(ext, tank, tmp_path):
     # numba as a bake configures it (its cache in user storage, not the checkout's __pycache__,
     # where kernels pickled under bl_ext.* would break the plain-Python runs of the checkout).
     ext.sub("runtime").prepare_numba()
-    core_scene, simulation = ext.core("scene"), ext.core("simulation")
+    core_scene, simulation = ext.core("scene.scene_file"), ext.core("world.simulation")
     sim = simulation.Simulation(core_scene.parse_scene(data, tmp_path / "in"))
     z = sim.state.x[:, 2]
     # Water particles sit at z 0.375 .. 0.625: those below the drain's top (0.5) are gone at once.
@@ -146,6 +146,6 @@ def test_an_outflow_that_moves_is_exported_with_keyframes(ext, tank, tmp_path):
     (item,) = _build(ext, tank, tmp_path)["outflows"]
     assert [k["frame"] for k in item["keyframes"]] == [1, 2]
     assert [k["position"][0] for k in item["keyframes"]] == pytest.approx([0.0, 0.5])
-    (_, p), = ext.core("scene").parse_scene(_build(ext, tank, tmp_path), tmp_path / "in").outflows
+    (_, p), = ext.core("scene.scene_file").parse_scene(_build(ext, tank, tmp_path), tmp_path / "in").outflows
     motion = ext.core("colliders.motion").motion_from_scene(p, 1)
     assert motion.transform(1.5)[1] == pytest.approx([0.25, 0.0, 0.2])

@@ -38,9 +38,9 @@ def _coarse(frames: int = 1) -> None:
 
 
 def _surface_material(ext) -> bpy.types.Material:
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     _, surface = replay.find_replay(_domain())
-    return ext.sub("replay_inputs").get_input(surface, "Material")
+    return ext.sub("replay.inputs").get_input(surface, "Material")
 
 
 def _value(socket, attribute: float) -> float:
@@ -175,7 +175,7 @@ def test_a_material_made_while_jelly_was_viscoelastic_is_kept(ext, empty_file):
     """jelly and rubber moved to the elastic model (``moved_presets``): a material tagged with the old model
     (or, older still, the preset alone) is found by the same bake with the new model, and re-keyed."""
     lm = ext.sub("liquid_materials")
-    assert ext.core("solvers").SOLVERS["viscoelastic"].moved_presets == {"jelly": "elastic", "rubber": "elastic"}
+    assert ext.core("models").SOLVERS["viscoelastic"].moved_presets == {"jelly": "elastic", "rubber": "elastic"}
     old = bpy.data.materials.new("SPH Jelly + Water")
     old[lm.TAG] = "viscoelastic/jelly,viscoelastic/water"
     older = bpy.data.materials.new("SPH Rubber")
@@ -236,9 +236,9 @@ def test_two_material_bake_shades_two_ways_from_the_material_attribute(ext, save
     mat = _surface_material(ext)
     assert (jelly.sph.role, jelly.sph.material.model) == ('SOLID', "elastic")
     assert mat.name == "SPH Water + Jelly"
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     particles, surface = replay.find_replay(_domain())
-    assert ext.sub("replay_inputs").get_input(particles, "Material") == mat
+    assert ext.sub("replay.inputs").get_input(particles, "Material") == mat
     bpy.context.scene.frame_set(2)
     indices = evaluated_mesh_attributes(surface)["material"][1]
     assert set(np.unique(indices)) == {0, 1}
@@ -256,12 +256,12 @@ def test_the_domains_material_and_the_artists_win(ext, saved_file):
     assert _surface_material(ext) == mine
     # Without the Domain's material: the preset's look, until the artist sets one on the modifier.
     _domain().data.materials.clear()
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     _, surface = replay.find_replay(_domain())
-    ext.sub("replay_inputs").set_input(surface, "Material", None)
+    ext.sub("replay.inputs").set_input(surface, "Material", None)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext).name == "SPH Honey"
     theirs = bpy.data.materials.new("Theirs")
-    ext.sub("replay_inputs").set_input(surface, "Material", theirs)
+    ext.sub("replay.inputs").set_input(surface, "Material", theirs)
     assert bpy.ops.sph.bake_data(replace=True) == {'FINISHED'}
     assert _surface_material(ext) == theirs

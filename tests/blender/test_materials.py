@@ -27,7 +27,7 @@ def _fixture(name: str, ext) -> dict:
     settings, so they are now the file's own overrides. A preset that moved to another model exports
     that model and preset with no overrides."""
     data = json.loads((record_exports.OUT / f"{name}.json").read_text(encoding="utf-8"))
-    solvers = ext.core("solvers").SOLVERS
+    solvers = ext.core("models").SOLVERS
     for m in data["materials"]:
         if m != record_exports.with_moved_presets(m, solvers):
             # A preset another model has now (jelly): that model with the preset's own values; the old
@@ -71,7 +71,7 @@ def _emitters():
 
 
 def _exported(ext, tmp_path) -> dict:
-    data, _ = ext.sub("export").build_scene(bpy.context.scene, _domain(), tmp_path / "input", (1, 1))
+    data, _ = ext.sub("export.snapshot").build_scene(bpy.context.scene, _domain(), tmp_path / "input", (1, 1))
     velocities = {s["material"]: s["velocity"] for s in data["sources"] if s["type"] == "mesh"}
     return {"materials": data["materials"], "initial_velocities": velocities}
 
@@ -121,7 +121,7 @@ def test_old_layout_is_upgraded_at_export_without_the_load_handler(ext, tmp_path
 
 def test_appended_old_object_is_upgraded_at_export_and_panel_edits_win(ext, tmp_path, saved_file):
     """Appending skips load_post: the old values reach the export, except one edited in the new panel."""
-    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export.values")
     with bpy.data.libraries.load(str(FILES["old_layout"]), link=False) as (_src, dst):
         dst.objects = ["Goo"]
     goo = dst.objects[0]
@@ -134,7 +134,7 @@ def test_appended_old_object_is_upgraded_at_export_and_panel_edits_win(ext, tmp_
 
 
 def test_linked_old_object_is_refused_not_exported_with_defaults(ext, tmp_path, saved_file):
-    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export.values")
     with bpy.data.libraries.load(str(FILES["old_layout"]), link=True) as (_src, dst):
         dst.objects = ["Goo"]
     goo = dst.objects[0]
@@ -182,7 +182,7 @@ def test_removed_parameters_in_old_files_are_dropped_with_one_note_per_object(ex
 
 def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, caplog):
     """A file saved with per-model groups before format 2 holds the removed values in the group itself."""
-    migrate, export_values = ext.sub("migrate"), ext.sub("export_values")
+    migrate, export_values = ext.sub("migrate"), ext.sub("export.values")
     ob = bpy.data.objects.new("Slime", bpy.data.meshes.new("Slime"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -206,7 +206,7 @@ def test_removed_values_in_a_model_group_are_dropped_at_export(ext, saved_file, 
 
 def test_linked_object_with_removed_values_still_exports(ext, tmp_path, saved_file):
     """Removed values cannot be deleted from a linked object, and need not be: nothing reads them."""
-    export_values = ext.sub("export_values")
+    export_values = ext.sub("export.values")
     ob = bpy.data.objects.new("Water", bpy.data.meshes.new("Water"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -267,7 +267,7 @@ def test_each_model_has_its_own_group_from_its_declarations(ext, empty_file):
 
 
 def test_a_preset_writes_its_model_group_only(ext, empty_file):
-    presets = ext.core("solvers").SOLVERS["viscoelastic"].presets
+    presets = ext.core("models").SOLVERS["viscoelastic"].presets
     ob = bpy.data.objects.new("probe", bpy.data.meshes.new("probe"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -283,7 +283,7 @@ def test_a_preset_writes_its_model_group_only(ext, empty_file):
 def test_an_sph_material_is_saved_by_stable_numbers_and_exports_its_preset_and_overrides(ext, saved_file):
     """The sph model and its presets are stored by the stable numbers of their names: a Fluid of putty with
     one override reopens as it was saved and exports the model, the preset and the override."""
-    props, export_values = ext.sub("properties"), ext.sub("export_values")
+    props, export_values = ext.sub("properties"), ext.sub("export.values")
     ob = bpy.data.objects.new("Putty", bpy.data.meshes.new("Putty"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'
@@ -304,7 +304,7 @@ def test_an_sph_material_is_saved_by_stable_numbers_and_exports_its_preset_and_o
 
 def _second_model(ext):
     """A stand-in second model declaring ``viscosity`` with its own unit, limits, label and presets."""
-    Parameter = ext.core("params").Parameter
+    Parameter = ext.core("scene.params").Parameter
     viscosity = Parameter("viscosity", 1.5, "Pa s", 0.001, 50.0, label="Dynamic Viscosity",
                           description="Dynamic viscosity mu of a Newtonian liquid")
     density = Parameter("density", 1000.0, "kg/m^3", 1.0, 20000.0, label="Mass Density",
@@ -317,7 +317,7 @@ def _second_model(ext):
 def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_file):
     """Registering a model needs no change in the Blender layer, and a shared parameter name keeps
     each model's own declaration (the contract of issue 9)."""
-    props, solvers = ext.sub("properties"), ext.core("solvers")
+    props, solvers = ext.sub("properties"), ext.core("models")
     saved = dict(solvers.SOLVERS)
     second = _second_model(ext)
     solvers.SOLVERS.clear()
@@ -441,7 +441,7 @@ def test_a_moved_preset_stored_by_position_takes_the_model_that_has_it(ext, empt
     assert m.viscoelastic.springs == "mould" and m.viscoelastic.preset == "water", "the old group keeps its values"
     assert len(_moved_notes(caplog, "Blob")) == 1
     assert not migrate.pending(m) and not migrate.upgrade(m)
-    assert ext.sub("export_values").material_item(ob) == {"name": "Blob", "model": "elastic", "preset": "jelly",
+    assert ext.sub("export.values").material_item(ob) == {"name": "Blob", "model": "elastic", "preset": "jelly",
                                                           "params": {}}
 
 
@@ -463,7 +463,7 @@ def test_a_moved_preset_in_a_group_not_in_use_only_leaves_its_menu(ext, empty_fi
 def test_an_inflow_with_a_moved_preset_keeps_its_model_when_it_cannot_emit_the_new_one(ext, empty_file, caplog):
     """An Inflow cannot emit the elastic model (its particles keep their shape): it stays viscoelastic with
     the values the old preset had written, now overrides of the default preset."""
-    migrate, props, solvers = ext.sub("migrate"), ext.sub("properties"), ext.core("solvers").SOLVERS
+    migrate, props, solvers = ext.sub("migrate"), ext.sub("properties"), ext.core("models").SOLVERS
     assert solvers["elastic"].keeps_shape
     ob = _probe('INFLOW', "Spout")
     m = ob.sph.material
@@ -475,14 +475,14 @@ def test_an_inflow_with_a_moved_preset_keeps_its_model_when_it_cannot_emit_the_n
                                                                                      "water", "mould")
     notes = _moved_notes(caplog, "Spout")
     assert len(notes) == 1 and "Inflow cannot emit" in notes[0], notes
-    item = ext.sub("export_values").material_item(ob)
+    item = ext.sub("export.values").material_item(ob)
     assert (item["model"], item["preset"], item["params"]["springs"]) == ("viscoelastic", "water", "mould")
     assert not migrate.pending(m) and not migrate.upgrade(m)
 
 
 def test_a_linked_object_with_a_moved_preset_is_refused(ext, tmp_path, saved_file):
     """It cannot be upgraded here: exporting it would bake the old model's default preset."""
-    props, export_values = ext.sub("properties"), ext.sub("export_values")
+    props, export_values = ext.sub("properties"), ext.sub("export.values")
     _probe('FLUID', "Jelly").sph.material.viscoelastic["preset"] = props.stable_number("jelly")
     library = tmp_path / "library.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(library))
@@ -506,7 +506,7 @@ def _register_properties(props, solvers, models: dict) -> None:
 def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_file):
     """A version adding a model before viscoelastic, a preset sorting before honey and a springs
     choice before dynamic still reads a saved object as the same model, preset and choice."""
-    props, solvers, export_values = ext.sub("properties"), ext.core("solvers"), ext.sub("export_values")
+    props, solvers, export_values = ext.sub("properties"), ext.core("models"), ext.sub("export.values")
     ob = bpy.data.objects.new("Goo", bpy.data.meshes.new("Goo"))
     bpy.context.scene.collection.objects.link(ob)
     ob.sph.role = 'FLUID'  # the model left at its default: not stored
@@ -543,7 +543,7 @@ def test_new_models_presets_and_choices_leave_saved_files_unchanged(ext, saved_f
 
 
 def test_error_labels_come_from_the_material_model_of_the_object(ext, tmp_path, empty_file):
-    export, solvers = ext.sub("export"), ext.core("solvers")
+    export, solvers = ext.sub("export.snapshot"), ext.core("models")
     errors = ext.core("errors")
     bpy.ops.mesh.primitive_cube_add()
     bpy.context.object.name = "Water"

@@ -45,7 +45,7 @@ def _spout(location=(0.0, 0.0, 1.5)):
 
 def _build(ext, tmp_path, frames=(1, 3)):
     notes: list[str] = []
-    data, origins = ext.sub("export").build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in",
+    data, origins = ext.sub("export.snapshot").build_scene(bpy.context.scene, bpy.data.objects["Tank"], tmp_path / "in",
                                                   frames, notes)
     return data, origins, notes
 
@@ -83,7 +83,7 @@ def test_keyframed_inflow_exports_its_path_and_a_still_one_does_not(ext, tmp_pat
     assert keys[2]["velocity"] == pytest.approx([-0.5, 0.0, 0.0], abs=1e-6), "local -Z turned onto -X"
     assert (item["center"], item["velocity"]) == (keys[0]["center"], keys[0]["velocity"])
     assert notes == [] and bpy.context.scene.frame_current == 2, "the export restores the current frame"
-    ext.core("scene").parse_scene(json.loads(json.dumps(data)), tmp_path / "in")  # the core accepts it
+    ext.core("scene.scene_file").parse_scene(json.loads(json.dumps(data)), tmp_path / "in")  # the core accepts it
 
 
 def test_inherit_velocity_reaches_the_scene_for_inflows_and_fluids(ext, tmp_path, clean):
@@ -147,7 +147,7 @@ def test_static_collider_that_moves_is_exported_as_animated_with_a_note(ext, tmp
     rig.keyframe_insert("location", frame=1)
     rig.location.y = 0.25
     rig.keyframe_insert("location", frame=3)
-    exported = ext.sub("export").export(bpy.context.scene, bpy.data.objects["Tank"])
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, bpy.data.objects["Tank"])
     (note,) = exported.notes
     assert note.startswith("Paddle:")
     item = _item(json.loads(exported.scene_path.read_text()), exported.origins, "colliders", "Paddle")
@@ -185,7 +185,7 @@ def test_disabled_objects_are_not_exported(ext, tmp_path, clean):
     assert [c["name"] for c in data["colliders"]] == ["Tank"], "only the Domain's closed borders"
     assert [m["name"] for m in data["materials"]] == ["Water"]
     bpy.data.objects["Water"].sph.enabled = False
-    with pytest.raises(ext.sub("export").ExportError) as err:
+    with pytest.raises(ext.sub("export.snapshot").ExportError) as err:
         _build(ext, tmp_path)
     assert "Enabled" in str(err.value)
 
@@ -212,8 +212,8 @@ def test_domain_estimate_counts_the_honey_inflow(ext, tmp_path, clean):
     domain = next(ob for ob in bpy.context.scene.objects if ob.sph.role == 'DOMAIN')
     assert not [ob for ob in bpy.context.scene.objects if ob.sph.role == 'FLUID']
     n, mib = ext.sub("baking").particle_estimate(bpy.context.scene, domain)
-    data, _ = ext.sub("export").build_scene(bpy.context.scene, domain, tmp_path / "in")
-    core = ext.core("scene").parse_scene(json.loads(json.dumps(data)), tmp_path / "in").estimate_particles()
+    data, _ = ext.sub("export.snapshot").build_scene(bpy.context.scene, domain, tmp_path / "in")
+    core = ext.core("scene.scene_file").parse_scene(json.loads(json.dumps(data)), tmp_path / "in").estimate_particles()
     print(f"honey_stool estimate: panel {n}, core {core}")
     assert n > 0 and mib > 0
     assert core / 2 <= n <= 2 * core
@@ -246,8 +246,8 @@ def _unit_scene(tmp_path, name: str, unit: float):
 
 def _lowest_per_frame(ext, tank) -> tuple[int, list[float]]:
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
-    root = ext.sub("export").cache_dir(tank)
-    plyio = ext.core("plyio")
+    root = ext.sub("export.snapshot").cache_dir(tank)
+    plyio = ext.core("cache.plyio")
     frames = [plyio.read_ply(root / "particles" / f"particles_{f:04d}.ply").positions() for f in range(1, 7)]
     return len(frames[0]), [float(x[:, 2].min()) for x in frames]
 
@@ -257,12 +257,12 @@ def test_a_centimetre_scene_bakes_as_the_metre_scene(ext, tmp_path, clean):
     positions in metres, bakes the same particle count and falls the same way (lowest particle per
     frame within 1 mm); the replay objects are scaled by 100 so Blender shows the cache in scene units.
     Measured: 216 particles each; lowest z 0.475 m at frame 1, 0.2407 m at frame 6 in both (within 3e-8 m)."""
-    export = ext.sub("export")
+    export = ext.sub("export.snapshot")
     tank = _unit_scene(tmp_path, "metres", 1.0)
     metre_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "m_in")
     n_m, fall_m = _lowest_per_frame(ext, tank)
     tank = _unit_scene(tmp_path, "centimetres", 0.01)
-    assert ext.sub("export_values").unit_scale(bpy.context.scene, tank) == 0.01
+    assert ext.sub("export.values").unit_scale(bpy.context.scene, tank) == 0.01
     cm_data, _ = export.build_scene(bpy.context.scene, tank, tmp_path / "cm_in")
     assert cm_data["particle_spacing"] == metre_data["particle_spacing"] == 0.05
     for corner in ("min", "max"):
@@ -303,13 +303,13 @@ def test_surface_normals_are_off_for_new_domains_and_kept_for_old_bakes(ext, tmp
     """Normals are off by default (the replay shades smooth itself, and loads a frame faster); the export
     stores the setting. A Domain baked before the default changed stores no value: reopened, it keeps
     writing normals, as it did. Never baked, it gets the new default."""
-    read_ply = ext.core("plyio").read_ply
+    read_ply = ext.core("cache.plyio").read_ply
     tank = _unit_scene(tmp_path, "new", 1.0)
     tank.sph.domain.surface_enabled = True
     assert tank.sph.domain.surface.normals is False
     assert bpy.ops.sph.bake_data(frame_end=1) == {'FINISHED'}
     assert bpy.ops.sph.bake_mesh() == {'FINISHED'}
-    surface = ext.sub("export").cache_dir(tank) / "surface" / "surface_0001.ply"
+    surface = ext.sub("export.snapshot").cache_dir(tank) / "surface" / "surface_0001.ply"
     assert {"x", "vx", "material"} <= set(read_ply(surface).vertices.dtype.names)
     assert "nx" not in read_ply(surface).vertices.dtype.names
     assert "normals" in tank.sph.domain.surface.keys(), "stored by the export"

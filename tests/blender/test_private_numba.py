@@ -4,7 +4,7 @@ Blender keeps every extension's wheels in one shared site-packages and deletes o
 whenever an extension is enabled or disabled; a bake that had imported numba from there failed on
 its next lazy import (``cannot import name 'mergesort'``). ``runtime.prepare_numba`` now loads
 numba from a private, versioned copy under the extension's user directory
-(``core/private_wheels.py``; its races are tested in ``tests/core/test_private_wheels.py``).
+(``blender/private_wheels.py``; its races are tested in ``tests/core/test_private_wheels.py``).
 
 Each check runs in a fresh Blender (``private_numba_child.py``): this process already has numba.
 Run in each bpy venv, e.g. ``.venv-bpy-4.2/bin/python -m pytest tests/blender/test_private_numba.py``.

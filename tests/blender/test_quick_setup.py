@@ -79,9 +79,9 @@ def test_quick_liquid_on_the_default_cube_one_bake(ext, saved_file):
     assert 15_000 <= n <= 30_000, n
 
     assert bpy.ops.sph.bake() == {'FINISHED'}
-    cache = ext.sub("export").cache_dir(domain)
-    read_ply = ext.core("plyio").read_ply
-    replay = ext.sub("replay")
+    cache = ext.sub("export.snapshot").cache_dir(domain)
+    read_ply = ext.core("cache.plyio").read_ply
+    replay = ext.sub("replay.objects")
     particles, surface = replay.find_replay(domain)
     assert particles.hide_render and not surface.hide_render, "the render shows no particle spheres"
     for frame in range(1, 4):
@@ -116,7 +116,7 @@ def _surfaces(cache) -> list[str]:
 
 def test_bake_data_only_simulates_and_surface_off_bakes_no_mesh(ext, saved_file, tmp_path):
     domain = _small_scene(tmp_path)
-    cache = ext.sub("export").cache_dir(domain)
+    cache = ext.sub("export.snapshot").cache_dir(domain)
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
     assert (cache / "particles" / "particles_0002.ply").is_file() and _surfaces(cache) == []
     assert bpy.ops.sph.bake_mesh() == {'FINISHED'}

@@ -1,4 +1,4 @@
-"""Replay of a baked cache in Blender (sph_addon/blender/replay.py).
+"""Replay of a baked cache in Blender (sph_addon/blender/replay/objects.py).
 
 A synthetic cache (a ball of particles drifting along +x, surfaces meshed by the core) is
 replayed; the evaluated geometry must equal the files, a Cycles render must show the
@@ -62,7 +62,7 @@ def _time_level(frame: int) -> np.ndarray:
 def cache_root(ext, tmp_path_factory):
     """``ROOT/sph_cache`` with particles and core-meshed surfaces for FRAMES (one numba compile per session)."""
     ext.sub("runtime").prepare_numba()
-    cache_mod, surface = ext.core("cache"), ext.core("surface")
+    cache_mod, surface = ext.core("cache.cache_dir"), ext.core("surface")
     stage = ext.core("surface.stage")
     root = tmp_path_factory.mktemp("replay")
     cache = cache_mod.CacheDir(root / "sph_cache")
@@ -92,7 +92,7 @@ def _domain() -> bpy.types.Object:
 
 @pytest.fixture
 def read_ply(ext):
-    return ext.core("plyio").read_ply
+    return ext.core("cache.plyio").read_ply
 
 
 MODES = ["handler"] if BLENDER < (4, 5) else ["import_ply", "handler"]
@@ -101,7 +101,7 @@ MODES = ["handler"] if BLENDER < (4, 5) else ["import_ply", "handler"]
 @pytest.fixture(params=MODES)
 def replay(ext, monkeypatch, request):
     """The replay module, in each mechanism this Blender can run (4.5+ also runs 4.2's handler path)."""
-    module = ext.sub("replay")
+    module = ext.sub("replay.objects")
     if request.param == "handler":
         monkeypatch.setattr(module, "native_import_available", lambda: False)
     return module
@@ -114,7 +114,7 @@ def _xyz(vertices, prefix: str = "") -> np.ndarray:
 # ---------------------------------------------------------------------------- geometry
 
 def test_file_pattern_follows_cache_layout(ext):
-    replay, cache_mod = ext.sub("replay"), ext.core("cache")
+    replay, cache_mod = ext.sub("replay.objects"), ext.core("cache.cache_dir")
     cache = cache_mod.CacheDir("//sph_cache")
     assert replay._file_pattern("//sph_cache", "particles").format(frame=7) == cache.particles_path(7).as_posix()
     assert replay._file_pattern("//sph_cache/", "surface").format(frame=12) == cache.surface_path(12).as_posix()
@@ -207,7 +207,7 @@ def test_velocity_follows_the_timeline_in_slow_motion(replay, cache_root, tmp_pa
 
 def test_cache_without_newer_fields_still_gives_integer_ids(ext, replay, cache_root, tmp_path, read_ply):
     """A cache written before particle_id and age: ids come from ``id`` (5.0 imports it; 4.5 drops it)."""
-    plyio = ext.core("plyio")
+    plyio = ext.core("cache.plyio")
     x, v, ids = _ball(1)
     fields = [(a, "<f4") for a in ("x", "y", "z", "vx", "vy", "vz")] + [("id", "<u4"), ("material", "u1")]
     rec = np.zeros(len(ids), fields)
@@ -245,7 +245,7 @@ def test_empty_frames_at_the_ends_are_not_read(replay, cache_root, tmp_path, ext
     """An inflow's first frame holds no particle: Import PLY would print "no vertices" for its files,
     so the range starts at the first frame with particles, and the empty frame shows nothing."""
     shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
-    cache = ext.core("cache").CacheDir(tmp_path / "sph_cache")
+    cache = ext.core("cache.cache_dir").CacheDir(tmp_path / "sph_cache")
     empty = np.zeros((0, 3))
     cache.write_particles(0, empty, empty, np.zeros(0, np.int64), np.zeros(0, np.uint8))
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -261,7 +261,7 @@ def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, c
     keeping the user's inputs, and names the cache's frames."""
     particles, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     mine = bpy.data.materials.new("Mine")
-    ext.sub("replay_inputs").set_input(surface, "Material", mine)
+    ext.sub("replay.inputs").set_input(surface, "Material", mine)
     for ob in (particles, surface):
         group = ob.modifiers["SPH Replay"].node_group
         group["sph_replay_group"] = group["sph_replay_group"].rsplit("/", 1)[0] + "/1"
@@ -272,7 +272,7 @@ def test_file_with_older_replay_groups_is_upgraded_on_open(replay, scene_file, c
     bpy.ops.wm.open_mainfile(filepath=str(scene_file))
     particles, surface = replay.find_replay(bpy.data.objects["Domain"])
     assert replay.frame_range(particles) == replay.frame_range(surface) == (FRAMES[0], FRAMES[-1])
-    assert ext.sub("replay_inputs").get_input(surface, "Material") == bpy.data.materials["Mine"]
+    assert ext.sub("replay.inputs").get_input(surface, "Material") == bpy.data.materials["Mine"]
     assert not any(ng.get("sph_replay_group", "").endswith("/1") for ng in bpy.data.node_groups)
     bpy.context.scene.frame_set(MISSING)
     assert len(evaluated_points(particles)[0]) == len(_ball(3)[2])
@@ -308,7 +308,7 @@ def _replay_ids() -> tuple[int, int, int, int]:
 
 
 def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     domain = _domain()
     before = _replay_ids()
     handlers_before = {k: len(getattr(bpy.app.handlers, k)) for k in ("frame_change_post", "load_post")}
@@ -321,22 +321,22 @@ def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
 
     # User edits survive a second call: a material of their own and a radius they typed.
     mine = bpy.data.materials.new("Mine")
-    ext.sub("replay_inputs").set_input(surface, "Material", mine)
-    ext.sub("replay_inputs").set_input(particles, "Radius", 0.05)
+    ext.sub("replay.inputs").set_input(surface, "Material", mine)
+    ext.sub("replay.inputs").set_input(particles, "Radius", 0.05)
     again = replay.ensure_replay(domain, "//sph_cache", 0.02)
     assert again == (particles, surface)
     assert _replay_ids() == (after_first[0], after_first[1], after_first[2], after_first[3] + 1)
-    assert ext.sub("replay_inputs").get_input(surface, "Material") == mine
-    assert ext.sub("replay_inputs").get_input(particles, "Radius") == pytest.approx(0.05)
+    assert ext.sub("replay.inputs").get_input(surface, "Material") == mine
+    assert ext.sub("replay.inputs").get_input(particles, "Radius") == pytest.approx(0.05)
     assert replay.find_replay(domain) == (particles, surface)
     assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
     replay.register()  # a second register() must not add a second handler
     assert {k: len(getattr(bpy.app.handlers, k)) for k in handlers_before} == handlers_before
 
     # An untouched radius follows the bake's particle radius.
-    ext.sub("replay_inputs").set_input(particles, "Radius", 0.02)
+    ext.sub("replay.inputs").set_input(particles, "Radius", 0.02)
     replay.ensure_replay(domain, "//sph_cache", 0.03)
-    assert ext.sub("replay_inputs").get_input(particles, "Radius") == pytest.approx(0.03)
+    assert ext.sub("replay.inputs").get_input(particles, "Radius") == pytest.approx(0.03)
 
     replay.remove_replay(domain)
     assert replay.find_replay(domain) == (None, None)
@@ -346,7 +346,7 @@ def test_ensure_is_idempotent_and_remove_cleans_up(ext, scene_file):
 
 def test_particles_show_in_viewport_and_render_on_request(ext, scene_file):
     """Render Particles (off by default) drives the particle object's render visibility, never the viewport's."""
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     domain = _domain()
     d = domain.sph.domain
     assert d.render_particles is False
@@ -365,7 +365,7 @@ def test_particles_show_in_viewport_and_render_on_request(ext, scene_file):
 def test_file_from_before_render_particles_keeps_its_render(ext, scene_file, hidden_by_hand):
     """A Domain saved before the setting existed stores no value for it, and its particle object rendered
     unless the artist hid it: opened (load handler) and re-baked (finish), the file renders as it did."""
-    replay, baking = ext.sub("replay"), ext.sub("baking")
+    replay, baking = ext.sub("replay.objects"), ext.sub("baking")
     domain = _domain()
     domain.sph.role = 'DOMAIN'
     particles, _ = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
@@ -392,7 +392,7 @@ def test_refresh_shows_rewritten_files(ext, replay, cache_root, tmp_path):
     os.utime(old, (1.6e9, 1.6e9))  # a bake long ago, whatever the clock says now
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "refresh.blend"))
-    cache_mod = ext.core("cache")
+    cache_mod = ext.core("cache.cache_dir")
     domain = _domain()
     particles, _ = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
     bpy.context.scene.frame_set(1)
@@ -409,7 +409,7 @@ def test_refresh_shows_rewritten_files(ext, replay, cache_root, tmp_path):
 def test_broken_files_show_nothing(ext, replay, cache_root, tmp_path):
     """A truncated particle file and a surface whose triangles point past its vertices: no crash, nothing shown."""
     shutil.copytree(cache_root / "sph_cache", tmp_path / "sph_cache")
-    plyio = ext.core("plyio")
+    plyio = ext.core("cache.plyio")
     good = tmp_path / "sph_cache/particles/particles_0001.ply"
     (tmp_path / "sph_cache/particles/particles_0004.ply").write_bytes(good.read_bytes()[:1000])
     verts = np.zeros(4, [(a, "<f4") for a in ("x", "y", "z", "vx", "vy", "vz")])
@@ -431,7 +431,7 @@ def test_broken_files_show_nothing(ext, replay, cache_root, tmp_path):
 
 
 def test_handler_leaves_edit_mode_alone(ext, monkeypatch, scene_file, read_ply, cache_root):
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     monkeypatch.setattr(replay, "native_import_available", lambda: False)
     _, surface = replay.ensure_replay(_domain(), "//sph_cache", SPACING / 2)
     scene = bpy.context.scene
@@ -449,7 +449,7 @@ def test_handler_leaves_edit_mode_alone(ext, monkeypatch, scene_file, read_ply, 
 @pytest.mark.skipif(BLENDER < (4, 5), reason="needs the Import PLY node")
 def test_handler_replay_upgrades_to_import(ext, monkeypatch, scene_file):
     """A 4.2 file opened in 4.5+: ensure_replay switches the same objects to the Python-free mechanism."""
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     domain = _domain()
     monkeypatch.setattr(replay, "native_import_available", lambda: False)
     particles, surface = replay.ensure_replay(domain, "//sph_cache", SPACING / 2)
@@ -583,7 +583,7 @@ def test_render_shows_liquid(replay, scene_file, tmp_path):
 
 @pytest.mark.skipif(BLENDER < (4, 5), reason="4.2 has no Import PLY node; its render path needs the add-on")
 def test_farm_renders_without_addon(ext, scene_file, tmp_path):
-    replay = ext.sub("replay")
+    replay = ext.sub("replay.objects")
     scene = bpy.context.scene
     _setuprender(scene, tmp_path)
     domain = _domain()

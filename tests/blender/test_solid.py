@@ -17,7 +17,7 @@ MODES = ["handler"] if BLENDER < (4, 5) else ["import_ply", "handler"]
 @pytest.fixture(params=MODES)
 def replay_solid(ext, monkeypatch, request):
     """The Solid replay in each mechanism this Blender runs (4.5+ also runs 4.2's handler path)."""
-    module = ext.sub("replay_solid")
+    module = ext.sub("replay.solid")
     if request.param == "handler":
         monkeypatch.setattr(bpy.types, "GeometryNodeImportPLY", None, raising=False)
         monkeypatch.delattr(bpy.types, "GeometryNodeImportPLY")
@@ -55,7 +55,7 @@ def _turned(rest: np.ndarray, frame: int) -> np.ndarray:
 
 def _synthetic_cache(ext, root, ob, source: int = 1) -> None:
     """``root/sph_cache`` as a bake of ``ob`` as source ``source`` leaves it: its stored scene and deformed frames."""
-    cache = ext.core("cache").CacheDir(root / "sph_cache")
+    cache = ext.core("cache.cache_dir").CacheDir(root / "sph_cache")
     cache.root.mkdir(parents=True, exist_ok=True)
     sources = [{"type": "box", "material": "other"}] * source + [
         {"type": "mesh", "material": ob.name, "path": "solid.ply", "bind_mesh": True}]
@@ -65,7 +65,7 @@ def _synthetic_cache(ext, root, ob, source: int = 1) -> None:
         rec = np.empty(len(rest), [("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
         pos = _turned(rest, frame)
         rec["x"], rec["y"], rec["z"] = pos[:, 0], pos[:, 1], pos[:, 2]
-        ext.core("plyio").write_ply(cache.deformed_path(source, frame), rec)
+        ext.core("cache.plyio").write_ply(cache.deformed_path(source, frame), rec)
 
 
 def _deformed_world(ob, without: str = "Subdivision") -> np.ndarray:
@@ -159,11 +159,11 @@ def test_quick_jelly_makes_a_solid_of_the_elastic_model(ext, saved_file):
 def test_solid_exports_its_base_mesh_bound_to_its_particles(ext, saved_file):
     ob, domain = _quick_jelly()
     ob.modifiers.new("Displace", 'DISPLACE').strength = 0.5  # modifiers come after the deformation
-    exported = ext.sub("export").export(bpy.context.scene, domain)
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
     source = exported.scene.sources[0][1]
     assert exported.scene.sources[0][0] == "mesh" and source["bind_mesh"] and source["material"] == "Jelly"
     assert exported.scene.materials[0].model == "elastic"
-    mesh = ext.core("plyio").read_ply(exported.scene_path.parent / source["path"]).positions()
+    mesh = ext.core("cache.plyio").read_ply(exported.scene_path.parent / source["path"]).positions()
     np.testing.assert_allclose(mesh, _world(ob), rtol=0, atol=1e-6)  # Blender's vertex order, world space
 
 
@@ -173,8 +173,8 @@ def test_a_solid_of_a_model_whose_particles_carry_no_mesh_is_refused_by_name(ext
     the sph model say, is refused naming the object and its Model, with the Fluid as the way out."""
     ob, domain = _quick_jelly()
     ob.sph.material.model = model
-    with pytest.raises(ext.sub("export_errors").ExportError) as info:
-        ext.sub("export").export(bpy.context.scene, domain)
+    with pytest.raises(ext.sub("export.errors").ExportError) as info:
+        ext.sub("export.snapshot").export(bpy.context.scene, domain)
     message = str(info.value)
     assert message.startswith("Jelly: Model: only particles of the Elastic model carry a Solid's mesh"), message
     assert "make the object a Fluid" in message and "bind_mesh" not in message, message
@@ -195,7 +195,7 @@ def test_a_keyed_melt_amount_exports_as_melt_keys_with_the_liquid_it_melts_into(
     for frame, amount in ((2, 0.0), (4, 1.0)):
         ob.sph.fluid.melt_amount = amount
         ob.keyframe_insert('sph.fluid.melt_amount', frame=frame)
-    exported = ext.sub("export").export(bpy.context.scene, domain)
+    exported = ext.sub("export.snapshot").export(bpy.context.scene, domain)
     keys = exported.scene.sources[0][1]["melt_keyframes"]
     assert [k["frame"] for k in keys] == [1, 2, 3, 4, 5], keys
     np.testing.assert_allclose([k["amount"] for k in keys], [0.0, 0.0, 0.5, 1.0, 1.0], atol=1e-6)
@@ -213,9 +213,9 @@ def test_baked_jelly_deforms_its_object_and_alembic_holds_it(ext, saved_file):
     assert ob.modifiers[0].name == "SPH Deform" and ob.modifiers[1].name == "Subdivision"
     assert len(ob.data.vertices) == nv and [u.name for u in ob.data.uv_layers] == uv and len(ob.material_slots) == slots
     np.testing.assert_allclose(_world(ob), rest, rtol=0, atol=1e-6)  # the mesh datablock is the artist's
-    cache = ext.core("cache").CacheDir(saved_file.parent / "sph_cache")
+    cache = ext.core("cache.cache_dir").CacheDir(saved_file.parent / "sph_cache")
     bpy.context.scene.frame_set(3)
-    baked = ext.core("plyio").read_ply(cache.deformed_path(0, 3)).positions()
+    baked = ext.core("cache.plyio").read_ply(cache.deformed_path(0, 3)).positions()
     assert np.abs(baked - rest).max() > 1e-3, "the jelly did not move"
     np.testing.assert_allclose(_deformed_world(ob), baked, rtol=0, atol=1e-5)
 

@@ -36,12 +36,12 @@ def _scene(tmp_path):
 def test_an_sph_lump_and_inflow_bake_and_replay_their_time_levels(ext, tmp_path, empty_file):
     domain = _scene(tmp_path)
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
-    cache = ext.sub("export").cache_dir(domain)
-    stored = ext.core("jsonfile").read_json(cache / "scene.json", "stored scene")
+    cache = ext.sub("export.snapshot").cache_dir(domain)
+    stored = ext.core("cache.jsonfile").read_json(cache / "scene.json", "stored scene")
     assert [(m["name"], m["model"], m["preset"]) for m in stored["materials"]] == [
         ("Putty", "sph", "putty"), ("Spout", "sph", "classic_water")]
     assert "time_steps" not in stored["simulation"], "individual time steps, the default"
-    particles = ext.core("cache").CacheDir(cache).read_particles(FRAMES)
+    particles = ext.core("cache.cache_dir").CacheDir(cache).read_particles(FRAMES)
     assert particles.dtype["time_level"] == np.uint8
     # Water (speed of sound 20 m/s) steps finer than the soft putty (3 m/s): individual levels, not one for all.
     levels = [set(particles["time_level"][particles["material"] == k]) for k in (0, 1)]

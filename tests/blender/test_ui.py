@@ -158,7 +158,7 @@ def test_domain_panel_shows_the_cache_state(ext, saved_file):
     bpy.ops.mesh.primitive_cube_add()
     ob = bpy.context.object
     ob.sph.role = 'DOMAIN'
-    cache = ext.core("cache").CacheDir(ext.sub("export").cache_dir(ob))
+    cache = ext.core("cache.cache_dir").CacheDir(ext.sub("export.snapshot").cache_dir(ob))
     cache.root.mkdir(parents=True)
     manifest = cache.new_manifest("test", 1, 5)
     manifest.update(frames_done=[1, 2, 3], checkpoint=3)
@@ -173,7 +173,7 @@ def test_domain_panel_shows_the_cache_state(ext, saved_file):
 def test_derived_constants_are_shown_read_only(ext, saved_file):
     """The collapsed "Derived" sub-panel lists what the material's model derives (its ``derived``,
     through the registry) at the Domain's spacing, radius and substep."""
-    ui, solvers = ext.sub("ui"), ext.core("solvers")
+    ui, solvers = ext.sub("ui"), ext.core("models")
     assert ui.SPH_PT_material_derived.bl_options == {'DEFAULT_CLOSED'}
     assert ui.SPH_PT_material_derived.bl_parent_id == "SPH_PT_material"
     bpy.ops.mesh.primitive_cube_add(size=4.0)
@@ -205,7 +205,7 @@ def test_derived_constants_are_shown_read_only(ext, saved_file):
         assert shown.value == pytest.approx(wanted.value, rel=1e-6), shown.name
         assert ui.constant_text(shown) in labels, labels
     # The same numbers the bake's model reports.
-    base = ext.core("solvers.base")
+    base = ext.core("models.base")
     reported = spec(base.ModelSetup(s, h, 1, {0: params})).derived_constants(dt)
     for k in c["constants"]:
         assert k.value == pytest.approx(reported[k.name], rel=1e-5), k.name

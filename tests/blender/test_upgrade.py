@@ -32,7 +32,7 @@ def opened(ext, tmp_path, empty_file):
 
 
 def test_a_file_saved_in_4_2_keeps_its_settings_and_shows_its_cache(ext, opened):
-    read_ply = ext.core("plyio").read_ply
+    read_ply = ext.core("cache.plyio").read_ply
     tank, water = bpy.data.objects["Tank"], bpy.data.objects["Water"]
     assert (tank.sph.role, water.sph.role) == ('DOMAIN', 'FLUID')
     assert tank.sph.domain.particle_spacing == pytest.approx(0.04)
@@ -48,7 +48,7 @@ def test_a_file_saved_in_4_2_keeps_its_settings_and_shows_its_cache(ext, opened)
 
 def test_a_file_saved_in_4_2_bakes_the_same_particles_again(ext, opened):
     """... and keeps its replay's material: tagged by its preset alone then, by model and preset now."""
-    replay, tag = ext.sub("replay"), ext.sub("liquid_materials").TAG
+    replay, tag = ext.sub("replay.objects"), ext.sub("liquid_materials").TAG
     saved = bpy.data.materials["SPH Water"]
     assert saved[tag] == "water"
     bpy.data.objects["Tank"].sph.domain.cache_directory = "//rebaked"
@@ -57,7 +57,7 @@ def test_a_file_saved_in_4_2_bakes_the_same_particles_again(ext, opened):
         name = f"particles/particles_{k:04d}.ply"
         assert (opened / "rebaked" / name).read_bytes() == (opened / "sph_cache" / name).read_bytes(), name
     for ob in replay.find_replay(bpy.data.objects["Tank"]):
-        assert ext.sub("replay_inputs").get_input(ob, "Material") == saved
+        assert ext.sub("replay.inputs").get_input(ob, "Material") == saved
     assert saved[tag] == "viscoelastic/water"
     assert [m.name for m in bpy.data.materials if m.get(tag)] == ["SPH Water"]
 
@@ -73,7 +73,7 @@ def test_a_fluid_saved_with_a_moved_preset_opens_and_bakes_with_the_model_that_h
     """The viscoelastic group stores the preset's stable number, no longer one of its items: the Fluid opens
     with the model the preset moved to (``moved_presets``), that preset chosen and its values filled, one
     note naming the object; it stays a Fluid and bakes that model."""
-    props, solvers = ext.sub("properties"), ext.core("solvers").SOLVERS
+    props, solvers = ext.sub("properties"), ext.core("models").SOLVERS
     target = solvers["viscoelastic"].moved_presets[preset]
     water_in_tank(0.2, 0.15, 0.6, 0.3, spacing=0.05, frame_end=2)
     water = bpy.data.objects["Water"]
@@ -92,10 +92,10 @@ def test_a_fluid_saved_with_a_moved_preset_opens_and_bakes_with_the_model_that_h
     assert len(notes) == 1 and repr(preset) in notes[0] and "Elastic model" in notes[0], notes
     migrate = ext.sub("migrate")
     assert not migrate.pending(m) and not migrate.upgrade(m)
-    assert ext.sub("export_values").material_item(water) == {"name": "Water", "model": target, "preset": preset,
+    assert ext.sub("export.values").material_item(water) == {"name": "Water", "model": target, "preset": preset,
                                                              "params": {}}
     assert bpy.ops.sph.bake_data() == {'FINISHED'}
-    cache = ext.core("cache").CacheDir(saved_file.parent / "sph_cache")
+    cache = ext.core("cache.cache_dir").CacheDir(saved_file.parent / "sph_cache")
     baked = json.loads(cache.scene_path.read_text(encoding="utf-8"))["materials"]
     assert [(b["model"], b["preset"]) for b in baked] == [(target, preset)]
     assert (cache.root / "particles" / "particles_0002.ply").is_file()

@@ -3,7 +3,7 @@ the page, written beside the built-in models as the page says (one model file, i
 it), registered with the page's registry line, and baked.
 
 Nothing else in the package is edited: the files go to a temporary folder added to the
-``sph_addon.core.solvers`` package's search path, and the registry line is the dict entry the page
+``sph_addon.core.models`` package's search path, and the registry line is the dict entry the page
 shows, applied through ``solvers.register`` (the same checks as a built-in model's).
 """
 
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from conftest import REPO, scene_dict
 
-from sph_addon.core import solvers
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core import models as solvers
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 DOC = REPO / "docs" / "adding_a_model.md"
 MODEL_FILE = "sph_addon/core/solvers/drag_stokes1851.py"
@@ -55,7 +55,7 @@ def drag_model(tmp_path_factory):
         for name in added:
             solvers.unregister(name)
         solvers.__path__.remove(str(folder))
-        for module in [m for m in sys.modules if m.startswith("sph_addon.core.solvers.drag_stokes1851")]:
+        for module in [m for m in sys.modules if m.startswith("sph_addon.core.models.drag_stokes1851")]:
             del sys.modules[module]
 
 

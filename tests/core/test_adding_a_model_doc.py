@@ -5,11 +5,11 @@ import re
 
 from conftest import REPO
 
-from sph_addon.core.integrators import INTEGRATORS
-from sph_addon.core.kernels import KERNELS
-from sph_addon.core.schema_doc import scene_format_markdown
-from sph_addon.core.solvers import SOLVERS
-from sph_addon.core.solvers.base import MaterialModel
+from sph_addon.core.models import SOLVERS
+from sph_addon.core.models.base import MaterialModel
+from sph_addon.core.numerics.kernels import KERNELS
+from sph_addon.core.scene.schema_doc import scene_format_markdown
+from sph_addon.core.world.integrators import INTEGRATORS
 
 DOC = REPO / "docs" / "adding_a_model.md"
 
@@ -26,7 +26,7 @@ def test_every_path_the_checklist_names_exists():
 
 
 def test_the_registry_line_in_the_checklist_is_the_code_s():
-    code = (REPO / "sph_addon/core/solvers/__init__.py").read_text(encoding="utf-8")
+    code = (REPO / "sph_addon/core/models/__init__.py").read_text(encoding="utf-8")
     assert "ViscoelasticModel.name: ViscoelasticModel," in code
     assert "ViscoelasticModel.name: ViscoelasticModel," in DOC.read_text(encoding="utf-8")
 

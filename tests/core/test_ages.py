@@ -1,4 +1,4 @@
-"""Particle ages in the cache's particle frames (core/ages.py, written by core/bake.py)."""
+"""Particle ages in the cache's particle frames (core/cache/ages.py, written by core/bake.py)."""
 
 import json
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.ages import Births
 from sph_addon.core.bake import bake
-from sph_addon.core.cache import CacheDir
+from sph_addon.core.cache.ages import Births
+from sph_addon.core.cache.cache_dir import CacheDir
 from sph_addon.core.errors import InputError
 
 FPS = 30

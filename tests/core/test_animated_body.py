@@ -11,8 +11,8 @@ import pytest
 
 from sph_addon.core.colliders.rigid_body import rotation_vector
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import scene_dict
 
 FPS = 25.0

@@ -1,4 +1,4 @@
-"""The whole-array kernels of a substep against numpy (``sph_addon/core/array_kernels.py``)."""
+"""The whole-array kernels of a substep against numpy (``sph_addon/core/numerics/array_kernels.py``)."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sph_addon.core.array_kernels import bounds, exact_sum, kinetic_energy_sum, take_rows
+from sph_addon.core.numerics.array_kernels import bounds, exact_sum, kinetic_energy_sum, take_rows
 
 
 @pytest.mark.parametrize("n", [1, 2, 1000])
@@ -62,7 +62,7 @@ def test_exact_sum_in_parallel_blocks_is_math_fsum(threads):
     (the serial pass then) and half-way cases included."""
     import numba
 
-    from sph_addon.core.array_kernels import EXACT_SUM_BLOCK
+    from sph_addon.core.numerics.array_kernels import EXACT_SUM_BLOCK
 
     rng = np.random.default_rng(9)
     n = 3 * EXACT_SUM_BLOCK + 17
@@ -86,7 +86,7 @@ def test_kinetic_energy_sum_is_half_m_v_squared():
 
 def test_mechanical_energies_are_the_numpy_statements():
     """The blow-up watch's per-particle masses and energies, bit for bit as numpy wrote them."""
-    from sph_addon.core.array_kernels import mechanical_energies
+    from sph_addon.core.numerics.array_kernels import mechanical_energies
 
     rng = np.random.default_rng(10)
     x, v = rng.normal(size=(5000, 3)), rng.normal(size=(5000, 3))
@@ -107,7 +107,7 @@ def test_solve_dot_products_are_the_same_at_any_thread_count(threads):
     bytes at any thread count."""
     import numba
 
-    from sph_addon.core.array_kernels import DOT_BLOCK, dot_rows
+    from sph_addon.core.numerics.array_kernels import DOT_BLOCK, dot_rows
 
     rng = np.random.default_rng(11)
     small = rng.normal(size=(1000, 3)), rng.normal(size=(1000, 3))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import REPO, run_main, scene_dict
 
-from sph_addon.core.plyio import read_ply
+from sph_addon.core.cache.plyio import read_ply
 
 MESHES = REPO / "tests" / "data" / "meshes"
 _PLY_HEAD = b"ply\nformat ascii 1.0\n"

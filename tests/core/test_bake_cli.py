@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO, SCENES, scene_dict
 from reference.surface_mesh_checks import component_labels, signed_volume, topology
 
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.plyio import read_ply
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.cache.plyio import read_ply
 
 
 def cli(*args, timeout=600) -> subprocess.CompletedProcess:

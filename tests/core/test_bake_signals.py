@@ -86,7 +86,7 @@ def test_interrupted_before_the_first_frame_says_so_and_restarts_without_force(t
 
 def test_a_bake_stopped_before_its_first_frame_also_restarts_with_resume(tmp_path, write_scene):
     """A cache whose manifest lists no frame (a signal or a full disk before frame 1): --resume starts over."""
-    from sph_addon.core.cache import CacheDir
+    from sph_addon.core.cache.cache_dir import CacheDir
 
     scene = write_scene(_goo_scene(2))
     out = tmp_path / "c"

@@ -1,4 +1,4 @@
-"""Names Blender would refuse are refused when a model is registered (core/blender_names.py).
+"""Names Blender would refuse are refused when a model is registered (core/scene/blender_names.py).
 
 The extension turns every registered model into Blender properties when it registers; a name Blender
 refuses there (or accepts and then shadows a group's own member with) must fail at
@@ -10,9 +10,10 @@ import types
 
 import pytest
 
-from sph_addon.core import blender_names, solvers
-from sph_addon.core.params import Parameter
-from sph_addon.core.solvers.base import MaterialModel
+from sph_addon.core import models as solvers
+from sph_addon.core.models.base import MaterialModel
+from sph_addon.core.scene import blender_names
+from sph_addon.core.scene.params import Parameter
 
 
 def _model(name="names_test", parameters=(), presets=None):

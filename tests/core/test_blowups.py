@@ -1,4 +1,4 @@
-"""Blow-ups caught by more than NaN and the speed limit (core/blowup.py, issue 12).
+"""Blow-ups caught by more than NaN and the speed limit (core/world/blowup.py, issue 12).
 
 Real blow-ups are hard to provoke since springs and viscosity became implicit, so the
 detectors are driven by what a blow-up leaves behind (particles given 30 m/s, particles
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from sph_addon.core.errors import SimulationError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import scene_dict
 
 

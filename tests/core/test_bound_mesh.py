@@ -8,12 +8,12 @@ import pytest
 from conftest import scene_dict
 from reference.analytic_sdf import box_mesh, write_mesh_ply
 
-from sph_addon.core.bound_mesh import K_NEAREST, bind, deform, nearest
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.deformed_meshes import DeformedMeshes
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.cache.deformed_meshes import DeformedMeshes
+from sph_addon.core.cache.plyio import read_ply
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import read_ply
-from sph_addon.core.scene import parse_scene
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.sources.bound_mesh import K_NEAREST, bind, deform, nearest
 
 S = 0.05  # particle spacing, m
 
@@ -131,7 +131,7 @@ def _world(scene, p: np.ndarray) -> dict:
 
 
 def test_deformed_frames_in_the_cache(tmp_path, monkeypatch):
-    import sph_addon.core.scene as scene_mod
+    import sph_addon.core.scene.scene_file as scene_mod
 
     monkeypatch.setattr(scene_mod, "_check_bound_meshes", lambda *a: None)  # no elastic model needed here
     scene = parse_scene(_jelly_scene(tmp_path, model="viscoelastic"), tmp_path)

@@ -12,11 +12,11 @@ import sys
 import pytest
 from conftest import REPO, run_main, scene_dict, wait_until
 
-from sph_addon.core.cache import free_cache
-from sph_addon.core.cache_lock import LOCK_NAME, OWNER_NAME, CacheBusy, lock_cache
+from sph_addon.core.cache.cache_dir import free_cache
+from sph_addon.core.cache.lock import LOCK_NAME, OWNER_NAME, CacheBusy, lock_cache
 
 _HOLD = ("import sys, time\n"
-         "from sph_addon.core.cache_lock import lock_cache\n"
+         "from sph_addon.core.cache.lock import lock_cache\n"
          "lock = lock_cache(sys.argv[1], 'bake', shared=sys.argv[2] == 'shared')\n"
          "print('locked', flush=True)\n"
          "time.sleep(120)\n")

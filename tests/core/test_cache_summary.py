@@ -7,11 +7,11 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core import bake as core_bake
-from sph_addon.core import preflight
-from sph_addon.core.cache import CacheDir, CacheSummary
+from sph_addon.core.cache.cache_dir import CacheDir, CacheSummary
 from sph_addon.core.durations import eta_seconds, format_duration
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
+from sph_addon.core.scene import preflight
+from sph_addon.core.scene.scene_file import parse_scene
 
 
 def _manifest(cache: CacheDir, **fields) -> None:

@@ -35,8 +35,9 @@ def test_core_never_imports_bpy():
 def test_light_modules_do_not_import_numba():
     """Scene, parameters, registries, cache and surface settings load without numba (Blender's register())."""
     code = ("import sys\n"
-            "import sph_addon.core.scene, sph_addon.core.cache, sph_addon.core.solvers, sph_addon.core.colliders\n"
-            "import sph_addon.core.surface.settings, sph_addon.core.schema_doc\n"
+            "import sph_addon.core.scene.scene_file, sph_addon.core.cache.cache_dir, sph_addon.core.models\n"
+            "import sph_addon.core.colliders\n"
+            "import sph_addon.core.surface.settings, sph_addon.core.scene.schema_doc\n"
             "assert 'numba' not in sys.modules, 'numba imported eagerly'\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -89,7 +90,7 @@ def _cached_njit_reads_of_imported_values() -> list[str]:
     import importlib.util
     import inspect
 
-    from sph_addon.core import config
+    from sph_addon.core.numerics import config
 
     def cached_options(dec) -> bool:
         # @njit(**config.X) or @numba.njit(**config.X) where config.X asks for cache=True.
@@ -160,9 +161,10 @@ def test_no_matrix_product_in_a_substep():
     passes 27 %: BENCHMARKS.md). The modules a substep runs use numba kernels or einsum instead."""
     import ast
 
-    substep = [CORE / name for name in ("outflows.py", "simulation.py", "neighbors.py", "state.py", "lattice.py",
-                                        "integrators.py", "colliders/overlaps.py", "colliders/response.py")]
-    for folder in ("solvers", "terms", "boundary"):
+    substep = [CORE / name for name in ("sources/outflows.py", "world/simulation.py", "world/neighbors.py",
+                                        "world/state.py", "numerics/lattice.py", "world/integrators.py",
+                                        "colliders/contact/overlaps.py", "colliders/contact/response.py")]
+    for folder in ("models", "terms", "boundary"):
         substep += sorted((CORE / folder).glob("*.py"))
     found = []
     for path in substep:

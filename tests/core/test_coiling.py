@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from conftest import SCENES, scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def _thread(nozzle: float, frames: int) -> list[np.ndarray]:

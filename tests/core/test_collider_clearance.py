@@ -8,9 +8,9 @@ import pytest
 from conftest import scene_dict
 from reference.analytic_sdf import box_mesh, write_mesh_ply
 
-from sph_addon.core.colliders import clearance
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.colliders.contact import clearance
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def _bake(data: dict, folder, frames: int, skip: bool, monkeypatch) -> tuple[Simulation, list[float]]:

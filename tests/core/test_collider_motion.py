@@ -114,7 +114,7 @@ def test_motion_from_scene_and_collider_delegation():
         {"frame": 1.0, "position": [0, 0, 0], "rotation": [0, 0, 0]},
         {"frame": 3.0, "position": [2, 0, 0], "rotation": [0, 0, 0]}]}, 1.0)
     assert isinstance(keyed, KeyframedMotion) and keyed.moving
-    from sph_addon.core.colliders.sdf_analytic import sdf_plane
+    from sph_addon.core.colliders.shapes.sdf_analytic import sdf_plane
 
     c = Collider("c", Shape(sdf=sdf_plane, params=np.zeros(0)), keyed, 0.0, 0.0, 0.025)
     assert c.moving and np.allclose(c.transform(2.0)[1], [1, 0, 0])
@@ -146,8 +146,8 @@ def _falling_layer(u: float):
 
 def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
     """One collide() call against the plane z = 0 of the frame (r, t) (identity by default); returns dv."""
-    from sph_addon.core.colliders.response import collide
-    from sph_addon.core.colliders.sdf_dispatch import PLANE
+    from sph_addon.core.colliders.contact.response import collide
+    from sph_addon.core.colliders.shapes.sdf_dispatch import PLANE
 
     r = np.eye(3) if r is None else r
     t = np.zeros(3) if t is None else t
@@ -160,7 +160,7 @@ def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
 
 def test_particles_falling_on_a_plane_push_it_down():
     """Collider impulse -m Σ dv = (0, 0, -16 m u); torque about a point 0.5 m to -x is (0, 16 m u 0.5, 0)."""
-    from sph_addon.core.colliders.response import ContactReport, impulse_and_torque
+    from sph_addon.core.colliders.contact.response import ContactReport, impulse_and_torque
 
     u, m = 2.0, 0.3
     x, x_prev = _falling_layer(u)
@@ -183,7 +183,7 @@ def test_particles_falling_on_a_plane_push_it_down():
 
 def test_momentum_balance_with_friction_on_a_tilted_plane():
     """Particle momentum change + collider impulse = 0, friction and push-out included."""
-    from sph_addon.core.colliders.response import impulse_and_torque
+    from sph_addon.core.colliders.contact.response import impulse_and_torque
 
     rng = np.random.default_rng(7)
     r = euler_xyz_matrix(0.3, -0.2, 0.5)
@@ -205,7 +205,7 @@ def test_momentum_balance_with_friction_on_a_tilted_plane():
 
 
 def test_impulse_and_torque_rejects_mismatched_shapes():
-    from sph_addon.core.colliders.response import impulse_and_torque
+    from sph_addon.core.colliders.contact.response import impulse_and_torque
 
     with pytest.raises(ValueError):
         impulse_and_torque(np.zeros((3, 3)), np.zeros((2, 3)), np.zeros(3))

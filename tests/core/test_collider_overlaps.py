@@ -7,8 +7,8 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core.colliders import COLLIDERS, BuildContext, euler_xyz_matrix
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 TANK_MIN, TANK_MAX = np.array([0.0, 0.0, 0.0]), np.array([0.8, 0.3, 0.5])
 PADDLE_HALF = np.array([0.03, 0.15, 0.2])
@@ -114,7 +114,7 @@ def test_a_box_tilted_on_a_floor_frees_particles_by_projection_and_reports_every
     Every displacement is reported to the collider that made it: the reported
     velocity changes sum to the particles' total displacement / dt.
     """
-    from sph_addon.core.colliders.overlaps import separate
+    from sph_addon.core.colliders.contact.overlaps import separate
 
     floor = _shape("plane")
     box = _shape("box", size=(0.4, 0.4, 0.4))
@@ -144,7 +144,7 @@ def test_a_particle_caught_between_a_paddle_and_a_wall_moves_on_with_the_paddle(
     """The paddle's side face lies on the tank's wall: the paddle pushes the particle through the
     wall, the wall pushes it back into the paddle. It goes back to the side it came from instead:
     its start position, carried by the paddle."""
-    from sph_addon.core.colliders.overlaps import separate
+    from sph_addon.core.colliders.contact.overlaps import separate
 
     tank = _shape("box_container", size=(1.0, 0.3, 1.0))
     paddle = _shape("box", size=(0.06, 0.3, 0.4))
@@ -165,7 +165,7 @@ def test_a_particle_caught_between_a_paddle_and_a_wall_moves_on_with_the_paddle(
 
 def test_a_particle_with_no_room_anywhere_is_counted():
     """A paddle wider than the tank fills it across: no position is outside both; it is reported."""
-    from sph_addon.core.colliders.overlaps import separate
+    from sph_addon.core.colliders.contact.overlaps import separate
 
     tank = _shape("box_container", size=(1.0, 0.2, 1.0))
     paddle = _shape("box", size=(2.0, 0.3, 0.4))

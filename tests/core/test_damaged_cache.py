@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import run_main, scene_dict
 
-from sph_addon.core.cache import CacheDir
+from sph_addon.core.cache.cache_dir import CacheDir
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Per-frame diagnostics (core/diagnostics.py): kinetic energy, surge front, their manifest keys and ``info``."""
+"""Per-frame diagnostics (core/world/diagnostics.py): kinetic energy, surge front, their manifest keys and ``info``."""
 
 import json
 from types import SimpleNamespace
@@ -9,9 +9,9 @@ from conftest import scene_dict
 
 from sph_addon.cli import main
 from sph_addon.core.bake import bake
-from sph_addon.core.diagnostics import kinetic_energy, material_densities, particle_masses, surge_front
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.diagnostics import kinetic_energy, material_densities, particle_masses, surge_front
 
 S = 0.05  # particle spacing of the synthetic rows, m
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core.colliders import COLLIDERS, BuildContext
-from sph_addon.core.colliders.sdf_analytic import sdf_box_container, sdf_box_open
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.colliders.shapes.sdf_analytic import sdf_box_container, sdf_box_open
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 HALF = (0.3, 0.2, 0.1)
 

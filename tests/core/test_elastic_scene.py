@@ -9,9 +9,9 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers import SOLVERS
+from sph_addon.core.models import SOLVERS
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.elastic_scenes import rigid_fit
 
 

@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from sph_addon.core.colliders.rigid_body import quaternion_matrix
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import scene_dict
 
 SPACING = 0.0125  # m: 8 particles across the 10 cm cube and ball

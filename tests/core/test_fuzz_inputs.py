@@ -40,12 +40,12 @@ def _every_field_scene() -> dict:
     field is fuzzed as soon as it is declared): every model, source, collider and outflow type,
     inflow and collider keyframes, a deforming mesh's frame_paths, domain, surface, diagnostics."""
     from sph_addon.core.colliders import COLLIDERS, COMMON_PARAMETERS
-    from sph_addon.core.diagnostics import FRONT_PARAMETERS
-    from sph_addon.core.outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
-    from sph_addon.core.scene import DOMAIN_PARAMETERS, FORMAT, SIMULATION_PARAMETERS, TOP_PARAMETERS
-    from sph_addon.core.solvers import SOLVERS
-    from sph_addon.core.sources import INFLOW_KEY_PARAMETERS, SOURCES
+    from sph_addon.core.models import SOLVERS
+    from sph_addon.core.scene.scene_file import DOMAIN_PARAMETERS, FORMAT, SIMULATION_PARAMETERS, TOP_PARAMETERS
+    from sph_addon.core.sources.emission import INFLOW_KEY_PARAMETERS, SOURCES
+    from sph_addon.core.sources.outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
     from sph_addon.core.surface.settings import SURFACE_PARAMETERS
+    from sph_addon.core.world.diagnostics import FRONT_PARAMETERS
 
     materials = [{"name": name, "model": name, "preset": next(iter(spec.presets), ""),
                   "params": _fields(spec.parameters)} for name, spec in SOLVERS.items()]
@@ -275,11 +275,11 @@ _CACHE_FILES = ("manifest.json", "scene.json", "particles/particles_0002.ply", "
 
 
 def _replay(cache: Path) -> tuple[int, str, str]:
-    """What Blender's replay reads of a cache, through the core (``blender/replay_frames.py``): the frames' PLY
+    """What Blender's replay reads of a cache, through the core (``blender/replay/frames.py``): the frames' PLY
     files and the stored scene. Its only refusals are ``PlyError`` and ``InputError`` (exit 2 here)."""
+    from sph_addon.core.cache.jsonfile import read_json
+    from sph_addon.core.cache.plyio import PlyError, read_ply
     from sph_addon.core.errors import InputError
-    from sph_addon.core.jsonfile import read_json
-    from sph_addon.core.plyio import PlyError, read_ply
 
     try:
         for path in (cache / "particles" / "particles_0002.ply", cache / "surface" / "surface_0002.ply"):

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
 from sph_addon.core.terms import pressure_projection_zhu2005_kernels as k
 from sph_addon.core.terms.pressure_projection_zhu2005 import GridProjection
+from sph_addon.core.world.simulation import Simulation
 
 S = 0.025
 H = 2 * S

@@ -1,4 +1,4 @@
-"""Heat conduction (core/heat.py): a bar between two held surfaces reaches the linear profile, a
+"""Heat conduction (core/passes/heat.py): a bar between two held surfaces reaches the linear profile, a
 cosine profile decays as exp(-α k² t) at two spacings, an insulated body of two materials keeps its
 heat, and a bake writes the temperature to the cache.
 
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def _bar(spacing: float, length: float, k: float = 50.0, held: tuple | None = None, c_p: float = 1.0,

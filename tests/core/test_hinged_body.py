@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sph_addon.core.colliders.rigid_body import RigidBodyMotion
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import scene_dict
 
 

@@ -17,9 +17,9 @@ import pytest
 from conftest import REPO, scene_dict
 from test_bake_cli import killed_after
 
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 # A soft paste (mashed potato's density, a speed of sound of 2 m/s, no yield stress): a jet at 16 m/s is
 # eight times faster than its sound.

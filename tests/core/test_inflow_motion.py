@@ -11,8 +11,8 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 FRAMES = 6
 SPEED = 0.6  # m/s: the nozzle's own speed along +x, 12 cm over the 6 frames at 30 fps (< 1 m/s emitted)

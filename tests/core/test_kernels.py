@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from sph_addon.core.kernels import KERNELS, clavet_a, clavet_density_weight, clavet_near_weight
+from sph_addon.core.numerics.kernels import KERNELS, clavet_a, clavet_density_weight, clavet_near_weight
 
 NAMES = sorted(KERNELS)
 H_VALUES = (0.05, 1.7)  # m: a typical interaction radius and one above 1, so h^3 errors would show
@@ -145,7 +145,7 @@ def test_kernels_can_be_passed_into_njit_drivers(name):
     a function argument (config.py), and this one is defined inside the test."""
     from numba import njit
 
-    from sph_addon.core import config
+    from sph_addon.core.numerics import config
 
     @njit(**{**config.NJIT, "cache": False})
     def driver(w, r, h, out):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from reference import naive
 
-from sph_addon.core import lattice as units
 from sph_addon.core.boundary import lattice_fill
+from sph_addon.core.numerics import lattice as units
 
 
 def _lattice(spacing: float, reach: float, z_min: int | None = None) -> np.ndarray:

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.colliders.response import distances
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.colliders.contact.response import distances
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
 SPACING = 0.04

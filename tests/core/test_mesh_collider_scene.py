@@ -15,13 +15,13 @@ from conftest import run_main, scene_dict
 from reference.analytic_sdf import box_mesh, write_mesh_ply
 
 from sph_addon.core.bake import bake
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.colliders import sdf_cache
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.cache.plyio import read_ply
+from sph_addon.core.colliders.shapes import sdf_cache
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import read_ply
-from sph_addon.core.scene import load_scene, parse_scene
-from sph_addon.core.simulation import Simulation
-from sph_addon.core.sources import fill_volume
+from sph_addon.core.scene.scene_file import load_scene, parse_scene
+from sph_addon.core.sources.emission import fill_volume
+from sph_addon.core.world.simulation import Simulation
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
 
@@ -157,7 +157,7 @@ def test_the_swallow_check_samples_large_sources_coarsely_and_still_takes_a_thin
     """Preflight tests the sources on a lattice coarse enough for ~100k points (here twice the
     spacing, for ~147k particles); a sheet 0.07 m thick has no point on that lattice, so it is
     sampled on the bake's own (0.1 m), where it has one layer, instead of being refused."""
-    from sph_addon.core.preflight import preflight
+    from sph_addon.core.scene.preflight import preflight
 
     write_mesh_ply(tmp_path / "sheet.ply", *box_mesh((-0.5, -0.5, 0.45), (0.5, 0.5, 0.52)))
     big = {"type": "box", "material": "water", "min": [3, 3, 0], "max": [10, 10, 3]}

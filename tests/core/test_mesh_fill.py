@@ -1,4 +1,4 @@
-"""Filling closed meshes with particles (sph_addon/core/mesh_fill.py)."""
+"""Filling closed meshes with particles (sph_addon/core/sources/mesh_fill.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from reference.analytic_sdf import box_mesh, cube_sphere, winding_number
 
-from sph_addon.core.colliders.mesh_io import load_mesh
+from sph_addon.core.cache.mesh_io import load_mesh
 from sph_addon.core.errors import InputError
-from sph_addon.core.mesh_fill import fill_mesh
+from sph_addon.core.sources.mesh_fill import fill_mesh
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
 

@@ -1,4 +1,4 @@
-"""Mesh loading (sph_addon/core/colliders/mesh_io.py): PLY via plyio, a small OBJ reader."""
+"""Mesh loading (sph_addon/core/cache/mesh_io.py): PLY via plyio, a small OBJ reader."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sph_addon.core.colliders.mesh_io import load_mesh, read_obj
+from sph_addon.core.cache.mesh_io import load_mesh, read_obj
 from sph_addon.core.errors import InputError
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"
@@ -164,7 +164,7 @@ def test_convex_and_degenerate_polygons_keep_a_fan(tmp_path):
 def test_concave_prism_collider_is_outside_in_its_notch(tmp_path):
     """An extruded L listed from its inner corner's neighbour: fanned, each cap would lay a triangle
     over half the notch (phantom lids 2 cm apart); ear-clipped, the notch is open space."""
-    from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf
+    from sph_addon.core.colliders.shapes.sdf_mesh import build_mesh_sdf
 
     ring = _L[1:] + _L[:1]  # from (0.2, 0.1): the fan's first triangle is the notch's lower half
     n = len(ring)

@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 from conftest import REPO, scene_dict
 
-from sph_addon.core import solvers
+from sph_addon.core import models as solvers
 from sph_addon.core.bake import bake
-from sph_addon.core.cache import CacheDir
-from sph_addon.core.params import Parameter
-from sph_addon.core.solvers.base import ArraySpec, CacheField, MaterialModel
+from sph_addon.core.cache.cache_dir import CacheDir
+from sph_addon.core.models.base import ArraySpec, CacheField, MaterialModel
+from sph_addon.core.scene.params import Parameter
 
 KILL_ENV = "SPH_TEST_TOY_KILL_AFTER_FRAMES"
 
@@ -189,8 +189,8 @@ def test_momentum_is_conserved_across_schemes():
     particles become equal and opposite velocity changes (integrators.py), so the total momentum
     is unchanged to round-off (1e-9 relative) while both kinds of particles are pushed. Both materials
     have one density: the implicit viscosity exchanges momentum as between equal masses."""
-    from sph_addon.core.scene import parse_scene
-    from sph_addon.core.simulation import Simulation
+    from sph_addon.core.scene.scene_file import parse_scene
+    from sph_addon.core.world.simulation import Simulation
 
     solvers.register(FreeParticles)
     try:

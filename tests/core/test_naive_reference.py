@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 from reference import naive
 
-from sph_addon.core import lattice as units
-from sph_addon.core.kernels import KERNELS
-from sph_addon.core.neighbors import NeighborSearch
+from sph_addon.core.numerics import lattice as units
+from sph_addon.core.numerics.kernels import KERNELS
 from sph_addon.core.terms import relaxation_clavet2005_kernels as relaxation
 from sph_addon.core.terms import springs_clavet2005_kernels as springs
 from sph_addon.core.terms import viscosity_clavet2005_kernels as pair_viscosity
 from sph_addon.core.terms import viscosity_weiler2018_kernels as ivk
 from sph_addon.core.terms import xsph_monaghan1989_kernels as xsph_kernels
 from sph_addon.core.terms.relaxation_clavet2005 import RELAXATION_NEAR, relaxation_gains
+from sph_addon.core.world.neighbors import NeighborSearch
 
 SPACING = 0.05  # m
 H = 2.0 * SPACING  # m, interaction radius as the scenes use it

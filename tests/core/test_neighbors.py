@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from reference.naive import brute_force_neighbors
 
-from sph_addon.core.neighbors import CANDIDATES, NeighborSearch, find_neighbors
+from sph_addon.core.world.neighbors import CANDIDATES, NeighborSearch, find_neighbors
 
 
 def _same(x, radius):

@@ -7,8 +7,8 @@ import numpy as np
 from conftest import REPO
 
 from sph_addon.core.boundary import lattice_fill as lf
-from sph_addon.core.scene import load_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import load_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def _reference(x, walls, spacing, h):

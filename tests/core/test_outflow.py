@@ -6,8 +6,8 @@ from conftest import scene_dict
 from reference.analytic_sdf import box_mesh, write_mesh_ply
 
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 FRAMES = 12
 # Two 0.1 m columns of water 0.4 m above the floor of a 1 x 0.2 m tank: the one at x < 0.3 falls
@@ -84,7 +84,7 @@ def test_bad_outflows_are_refused_at_their_path(item, where):
 def test_validate_reads_an_outflow_mesh_and_sizes_its_grid(tmp_path):
     """preflight checks outflow meshes as it checks collider meshes: a broken file is refused at its
     path before the bake starts, and a good one's distance grid is in the estimate."""
-    from sph_addon.core.preflight import preflight
+    from sph_addon.core.scene.preflight import preflight
 
     (tmp_path / "drain.ply").write_text("ply\nformat ascii 1.0\nelement vertex abc\nend_header\n")
     item = {"type": "mesh", "name": "drain", "path": "drain.ply", "position": [0.15, 0.1, 0.1]}

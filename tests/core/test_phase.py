@@ -1,4 +1,4 @@
-"""Phase (core/phase.py): a melting solid's stiffness falls as 1 - φ, a melt amount keyed on the timeline
+"""Phase (core/passes/phase.py): a melting solid's stiffness falls as 1 - φ, a melt amount keyed on the timeline
 melts a jelly into a puddle on cue, a liquid below its target's solidus solidifies into an elastic solid
 that keeps the shape it froze in, and a bake killed while its particles melt resumes byte-identically."""
 
@@ -17,9 +17,9 @@ from test_elastic_cantilever import _cantilever
 from test_heat import _jelly_on_a_plate
 
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
-from sph_addon.core.solvers.presets import MELTING_PAIRS
+from sph_addon.core.models.presets import MELTING_PAIRS
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def test_a_half_melted_beam_bends_twice_as_far():

@@ -25,8 +25,8 @@ _HERE = __import__("pathlib").Path(__file__).resolve()
 sys.path[:0] = [str(_HERE.parents[1]), str(_HERE.parents[2])]  # conftest, and the repo when run as a script
 from conftest import scene_dict  # noqa: E402
 
-from sph_addon.core.scene import parse_scene  # noqa: E402
-from sph_addon.core.simulation import Simulation  # noqa: E402
+from sph_addon.core.scene.scene_file import parse_scene  # noqa: E402
+from sph_addon.core.world.simulation import Simulation  # noqa: E402
 
 SIDE = 0.1  # m
 SPACING = 0.01  # m: 10 particles per side
@@ -149,7 +149,7 @@ def test_slime_flows_when_left_alone_because_its_springs_relax():
 if __name__ == "__main__":
     import json
 
-    from sph_addon.core.solvers.presets import VISCOELASTIC_PRESETS
+    from sph_addon.core.models.presets import VISCOELASTIC_PRESETS
 
     names = [a for a in sys.argv[1:] if not a.startswith("{")] or list(VISCOELASTIC_PRESETS)
     over = json.loads(next((a for a in sys.argv[1:] if a.startswith("{")), "{}"))

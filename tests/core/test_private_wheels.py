@@ -1,4 +1,4 @@
-"""The private numba/llvmlite copy (``core/private_wheels.py``) with tiny fake wheels made by zipfile.
+"""The private numba/llvmlite copy (``blender/private_wheels.py``) with tiny fake wheels made by zipfile.
 
 What must hold: processes racing to publish all succeed and one directory results; a published
 directory is never changed; a temp dir of a killed process is removed but never one being
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from sph_addon.core import private_wheels
+from sph_addon.blender import private_wheels
 
 LINUX = "manylinux_2_27_x86_64.manylinux_2_28_x86_64"
 needs_locks = pytest.mark.skipif(not private_wheels.LOCKS, reason="no shared file locks on Windows")
@@ -112,7 +112,7 @@ def test_losing_a_publishing_race_discards_the_own_copy(tmp_path):
 _PUBLISH = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from sph_addon.core import private_wheels
+    from sph_addon.blender import private_wheels
     time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # start together
     path = private_wheels.publish([Path(p) for p in sys.argv[3:]], sys.argv[1])
     print(json.dumps({"path": str(path), "init": (path / "numba" / "__init__.py").read_text()}))

@@ -8,12 +8,12 @@ following the positions, the restart), and on the pool at rest against plain pas
 import numpy as np
 from conftest import scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
 from sph_addon.core.terms import chebyshev_wang2015 as relaxation_passes
 from sph_addon.core.terms.chebyshev_wang2015 import ChebyshevPasses
 from sph_addon.core.terms.chebyshev_wang2015_kernels import extrapolate
 from sph_addon.core.terms.relaxation_clavet2005 import density_errors
+from sph_addon.core.world.simulation import Simulation
 
 
 def _jacobi_poisson(n: int):

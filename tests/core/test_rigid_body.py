@@ -1,4 +1,4 @@
-"""Dynamic colliders (``colliders/rigid_body.py``, ``core/bodies.py``): mass properties from the field,
+"""Dynamic colliders (``colliders/rigid_body.py``, ``core/passes/bodies.py``): mass properties from the field,
 a free body's motion, momentum exchanged with the particles, Archimedes, checkpoints, the cache."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from sph_addon.core.bake import bake
 from sph_addon.core.colliders import COLLIDERS, BuildContext
 from sph_addon.core.colliders.rigid_body import RigidBodyMotion, mass_properties, quaternion_matrix
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.conftest import REPO, scene_dict
 
 
@@ -46,7 +46,7 @@ def test_mass_properties_of_a_box_and_a_sphere_match_their_closed_forms():
 def test_a_closed_mesh_weighs_what_its_volume_gives(tmp_path):
     """A dynamic mesh collider (a 20 x 10 x 10 cm box as a closed triangle mesh, its origin off the box's centre)
     takes its mass and centre from its distance grid: within 2 % of ρ V and 1 mm of the box's centre."""
-    from sph_addon.core.plyio import write_ply
+    from sph_addon.core.cache.plyio import write_ply
 
     lo, hi = np.array([0.0, 0.0, 0.0]), np.array([0.2, 0.1, 0.1])
     ends = (lo, hi)

@@ -15,8 +15,8 @@ from conftest import REPO, scene_dict
 
 from sph_addon.core import bake as core_bake
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import FORMAT, READABLE_FORMATS, load_scene, parse_scene
-from sph_addon.core.solvers import SOLVERS
+from sph_addon.core.models import SOLVERS
+from sph_addon.core.scene.scene_file import FORMAT, READABLE_FORMATS, load_scene, parse_scene
 
 OLD = "sph_addon.scene/1"
 PRESETS = sorted(SOLVERS["viscoelastic"].presets)

@@ -12,11 +12,11 @@ from conftest import scene_dict
 from reference.analytic_sdf import box_mesh, cube_sphere, torus_mesh, write_mesh_ply
 
 from sph_addon.core.colliders.motion import KeyframedMotion
-from sph_addon.core.colliders.reach import domain_in_local_frame
-from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf, grid_dims, sdf_grid
-from sph_addon.core.preflight import preflight
-from sph_addon.core.scene import load_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.colliders.shapes.reach import domain_in_local_frame
+from sph_addon.core.colliders.shapes.sdf_mesh import build_mesh_sdf, grid_dims, sdf_grid
+from sph_addon.core.scene.preflight import preflight
+from sph_addon.core.scene.scene_file import load_scene
+from sph_addon.core.world.simulation import Simulation
 
 SPACING = 0.05
 H = SPACING / 2  # automatic cell size
@@ -54,8 +54,8 @@ def test_a_40m_ground_in_a_2m_domain_gets_a_grid_bounded_by_the_domain(tmp_path)
                  ((1.1, 1.1, -0.1), -0.1), ((0.5, 0.5, -0.25), 0.05)):
         assert sdf_grid(shape.params, shape.grid, *p)[0] == pytest.approx(d, abs=1e-6), p
     # The same build again (its time is in BENCHMARKS.md, scripts/benchmarks/sdf_clip.py).
-    from sph_addon.core.colliders import mesh_collider
-    from sph_addon.core.colliders.mesh_io import load_mesh
+    from sph_addon.core.cache.mesh_io import load_mesh
+    from sph_addon.core.colliders.shapes import mesh_collider
 
     v, t = load_mesh(tmp_path / "ground.ply", "ground")  # float32 corners, as the bake reads them
     settings = mesh_collider.mesh_settings(dict(scene.colliders[0][1]), SPACING)
@@ -68,7 +68,7 @@ def test_a_40m_ground_in_a_2m_domain_gets_a_grid_bounded_by_the_domain(tmp_path)
 
 
 def sim_reach(sim):
-    from sph_addon.core.colliders.reach import scene_reach
+    from sph_addon.core.colliders.shapes.reach import scene_reach
 
     return scene_reach(sim.scene, sim.colliders[0].motion)
 
@@ -100,7 +100,7 @@ def test_the_clipped_field_is_the_whole_field_where_particles_reach(mesh, reach)
     cells): the surface that near lies in the grid. Farther values may be larger (the nearest
     surface can lie beyond the grid: 0.6 m instead of 1.2 m deep in the box), which no contact
     test needs."""
-    from sph_addon.core.colliders.sdf_clip import CLIP_CELLS
+    from sph_addon.core.colliders.shapes.sdf_clip import CLIP_CELLS
 
     v, t = mesh
     h = 0.05

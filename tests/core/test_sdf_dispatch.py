@@ -15,9 +15,9 @@ from conftest import REPO
 from reference.analytic_sdf import box_mesh
 
 from sph_addon.core.colliders import COLLIDERS, BuildContext, Shape
-from sph_addon.core.colliders.response import distances
-from sph_addon.core.colliders.sdf_dispatch import SDF_CODES, SDF_FUNCTIONS, sdf_eval
-from sph_addon.core.colliders.sdf_mesh import build_mesh_sdf
+from sph_addon.core.colliders.contact.response import distances
+from sph_addon.core.colliders.shapes.sdf_dispatch import SDF_CODES, SDF_FUNCTIONS, sdf_eval
+from sph_addon.core.colliders.shapes.sdf_mesh import build_mesh_sdf
 
 NO_GRID = np.zeros((1, 1, 1), np.float32)
 
@@ -66,7 +66,7 @@ def test_an_unknown_code_is_never_inside():
 
 @pytest.mark.parametrize("kind", sorted(k for k in COLLIDERS if k != "mesh"))
 def test_registered_colliders_resolve_to_the_code_of_their_function(kind):
-    from sph_addon.core.params import resolve
+    from sph_addon.core.scene.params import resolve
 
     shape = COLLIDERS[kind].build(resolve(COLLIDERS[kind].parameters, {}, kind), BuildContext())
     assert SDF_FUNCTIONS[shape.code] is shape.sdf
@@ -75,7 +75,7 @@ def test_registered_colliders_resolve_to_the_code_of_their_function(kind):
 def test_a_shape_without_a_code_is_refused():
     from numba import njit
 
-    from sph_addon.core import config
+    from sph_addon.core.numerics import config
 
     @njit(**{**config.NJIT, "cache": False})
     def sdf_unlisted(params, grid, px, py, pz):

@@ -1,5 +1,5 @@
 """Mesh SDF: accuracy against analytic shapes and brute force, sign robustness,
-lookup, cache and bad input (sph_addon/core/colliders/sdf_mesh.py, sdf_cache.py).
+lookup, cache and bad input (sph_addon/core/colliders/shapes/sdf_mesh.py, sdf_cache.py).
 
 Grids are small (<= ~40^3) so the file runs in well under a minute on 2 cores.
 """
@@ -21,9 +21,9 @@ from reference.analytic_sdf import (
     torus_sdf,
 )
 
-from sph_addon.core.colliders import sdf_cache, sdf_mesh
-from sph_addon.core.colliders.mesh_io import load_mesh
-from sph_addon.core.colliders.sdf_mesh import MeshSDF, build_mesh_sdf, sdf_grid
+from sph_addon.core.cache.mesh_io import load_mesh
+from sph_addon.core.colliders.shapes import sdf_cache, sdf_mesh
+from sph_addon.core.colliders.shapes.sdf_mesh import MeshSDF, build_mesh_sdf, sdf_grid
 from sph_addon.core.errors import InputError
 
 MESHES = Path(__file__).resolve().parents[1] / "data" / "meshes"

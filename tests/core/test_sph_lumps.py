@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from test_sph_model import sph_sim
 
-from sph_addon.core.neighbors import find_neighbors
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.world.neighbors import find_neighbors
+from sph_addon.core.world.simulation import Simulation
 
 S = 0.01
 FLOOR = [{"type": "box_container", "size": [1.0, 1.0, 1.0], "position": [0, 0, 0.5]}]

@@ -12,8 +12,8 @@ import pytest
 from conftest import scene_dict
 from test_water_physics import martin_moyce_slope, surge_front
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 from tests.reference.naive import brute_force_neighbors, smoothed_particle_accelerations
 
 G = 9.81
@@ -206,7 +206,7 @@ def test_a_liquid_finer_than_the_substep_cap_is_not_refused():
     """Classic water at 5 mm needs 150 of its calm steps a frame, over the default cap of 64 substeps:
     the individual levels cut each substep further, so the bake is not refused (the viscoelastic
     model's stiff liquids still are: tests/core/test_bad_scenes.py)."""
-    from sph_addon.core.preflight import preflight
+    from sph_addon.core.scene.preflight import preflight
 
     scene = parse_scene(scene_dict(particle_spacing=0.005, materials=[{"name": "w", "model": "sph",
                                                                         "preset": "classic_water"}],

@@ -6,8 +6,8 @@ import numpy as np
 from conftest import scene_dict
 
 from sph_addon.core.colliders import COLLIDERS, BuildContext
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 
 def _shape(kind: str, **p):

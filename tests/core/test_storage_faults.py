@@ -11,7 +11,7 @@ import sys
 
 from conftest import REPO, run_main, scene_dict
 
-from sph_addon.core.cache import CacheDir, free_cache
+from sph_addon.core.cache.cache_dir import CacheDir, free_cache
 
 
 def _tiny_scene(frame_end: int) -> dict:

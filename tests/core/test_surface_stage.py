@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from reference.surface_mesh_checks import lattice_ball, topology
 
+from sph_addon.core.cache.plyio import read_ply, write_ply
 from sph_addon.core.errors import InputError
-from sph_addon.core.plyio import read_ply, write_ply
 from sph_addon.core.surface import mesh_cache
 
 S = 0.05

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core import lattice as units
-from sph_addon.core.neighbors import find_neighbors
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.numerics import lattice as units
+from sph_addon.core.scene.scene_file import parse_scene
 from sph_addon.core.terms import surface_tension_brackbill1992 as csf
 from sph_addon.core.terms.surface_tension_brackbill1992 import surface_tension_impulses
+from sph_addon.core.world.neighbors import find_neighbors
+from sph_addon.core.world.simulation import Simulation
 
 R = 0.02  # m, drop radius
 RHO = 1000.0  # kg/m^3

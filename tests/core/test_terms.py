@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import REPO
 
-from sph_addon.core.solvers import SOLVERS
+from sph_addon.core.models import SOLVERS
 from sph_addon.core.terms import all_terms
 from sph_addon.core.terms.base import POSITION, VELOCITY
 
@@ -61,7 +61,7 @@ def _imports(path) -> list[str]:
 def test_no_term_or_boundary_module_imports_a_model(folder):
     """Terms and the boundary are shared by every model: they import no model module (``solvers``)."""
     for path in sorted((CORE / folder).glob("*.py")):
-        bad = [m for m in _imports(path) if m.startswith("sph_addon.core.solvers")]
+        bad = [m for m in _imports(path) if m.startswith("sph_addon.core.models")]
         assert not bad, f"{path.name} imports {bad}"
 
 
@@ -69,16 +69,16 @@ def test_no_model_imports_another_model_s_internals():
     """A model's modules import the terms, the contract and their own parameters and presets, never the
     module of another model."""
     own = {name: model.__module__ for name, model in SOLVERS.items()}
-    shared = {"sph_addon.core.solvers", "sph_addon.core.solvers.base", "sph_addon.core.solvers.presets"}
+    shared = {"sph_addon.core.models", "sph_addon.core.models.base", "sph_addon.core.models.presets"}
     for name, module in own.items():
         path = REPO / (module.replace(".", "/") + ".py")
         mine = {module, module + "_parameters", module + "_kernels"}
         for imported in _imports(path):
-            if imported.startswith("sph_addon.core.solvers.") and imported.count(".") == 3:
+            if imported.startswith("sph_addon.core.models.") and imported.count(".") == 3:
                 assert imported in shared | mine, f"model {name} imports {imported}"
 
 
-@pytest.mark.parametrize("folder", ["terms", "boundary", "solvers"])
+@pytest.mark.parametrize("folder", ["terms", "boundary", "models"])
 def test_no_module_global_switches_a_term(folder):
     """Which terms act on which materials is data (a parameter's value): no module of the terms, the
     boundary or the models binds a name to True or False at module level (the old ``ENABLED``)."""
@@ -115,14 +115,14 @@ def test_the_kernel_cache_folder_changes_with_any_kernel_source(tmp_path):
     so an edit to a helper that other kernels inline (pair_kernels) gives them a new folder."""
     import shutil
 
-    from sph_addon.core import kernel_cache
+    from sph_addon.core.numerics import kernel_cache
 
     for name in ("pair_kernels.py", "lattice.py"):
-        shutil.copy(CORE / name, tmp_path / name)
+        shutil.copy(CORE / "numerics" / name, tmp_path / name)
     before = kernel_cache.sources_digest(tmp_path)
-    (tmp_path / "lattice.py").write_text((CORE / "lattice.py").read_text() + "\n# not a kernel module\n")
+    (tmp_path / "lattice.py").write_text((CORE / "numerics" / "lattice.py").read_text() + "\n# not a kernel module\n")
     assert kernel_cache.sources_digest(tmp_path) == before
-    (tmp_path / "pair_kernels.py").write_text((CORE / "pair_kernels.py").read_text() + "\n# edited\n")
+    (tmp_path / "pair_kernels.py").write_text((CORE / "numerics" / "pair_kernels.py").read_text() + "\n# edited\n")
     assert kernel_cache.sources_digest(tmp_path) != before
     assert kernel_cache.cache_dir().endswith(f"kernels-{kernel_cache.sources_digest()}")
 
@@ -131,7 +131,7 @@ def test_each_term_keeps_its_own_state_and_an_older_flat_record_still_loads():
     """Checkpoints keep each term's state under its name; one written before the terms kept one flat
     record for the model, from which each term reads its keys (a bake made by 0.1.0 before the terms
     resumes with the same substep plan)."""
-    from sph_addon.core.solvers.base import ModelSetup
+    from sph_addon.core.models.base import ModelSetup
 
     cls = SOLVERS["viscoelastic"]
     model = cls(ModelSetup(0.05, 0.125, 1, {0: cls.Params()}))

@@ -10,8 +10,8 @@ import pytest
 from conftest import scene_dict
 
 from sph_addon.core.errors import InputError
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 G = 9.81
 FPS = 30.0

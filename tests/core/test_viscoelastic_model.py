@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 # Mould springs as the viscoelastic model's "jelly" preset had them before jelly moved to the elastic model:
 # what these tests of the springs bake.

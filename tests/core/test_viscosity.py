@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
 from sph_addon.core.terms import viscosity_weiler2018
+from sph_addon.core.world.simulation import Simulation
 
 GAP = 0.2  # plate distance, m
 WIDTH = 0.3  # extent of the fluid along the plates, m

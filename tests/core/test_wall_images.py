@@ -4,9 +4,9 @@ import numpy as np
 from conftest import scene_dict
 
 from sph_addon.core.boundary.mirror import wall_mirror
-from sph_addon.core.colliders.sdf_dispatch import SPHERE
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.colliders.shapes.sdf_dispatch import SPHERE
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 S = 0.05
 

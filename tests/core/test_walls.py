@@ -6,7 +6,7 @@ import numpy as np
 from sph_addon.core.boundary.solid_share_kernels import solid_share
 from sph_addon.core.boundary.walls import Walls
 from sph_addon.core.colliders import COLLIDERS, BuildContext, euler_xyz_matrix
-from sph_addon.core.colliders.response import distances
+from sph_addon.core.colliders.contact.response import distances
 
 SPACING = 0.05
 

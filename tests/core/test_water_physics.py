@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import scene_dict
 
-from sph_addon.core.scene import parse_scene
-from sph_addon.core.simulation import Simulation
+from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.world.simulation import Simulation
 
 G = 9.81
 # Martin & Moyce (1952), Phil. Trans. R. Soc. A 244, 312-324, Figure 3, n² = 2, a = 2.25 in:
@@ -144,7 +144,7 @@ def test_the_first_frame_of_a_pool_is_not_a_free_fall(pool):
 
 def test_the_substep_policy_keeps_the_last_count_when_nearly_as_cheap():
     """Costs that favour 5 substeps by 5 % keep a frame at 4 (within the 10 % margin); by 20 %, it moves."""
-    from sph_addon.core.integrators import SubstepPolicy
+    from sph_addon.core.world.integrators import SubstepPolicy
 
     class Model:
         def __init__(self, saving):

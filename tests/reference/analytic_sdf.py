@@ -65,7 +65,7 @@ def box_mesh(lo=(-0.5, -0.5, -0.5), hi=(0.5, 0.5, 0.5)):
 
 def write_mesh_ply(path, v, t) -> None:
     """Write vertices ``v`` (n,3) and triangles ``t`` (m,3) as a binary PLY (float32 x y z), as meshes come."""
-    from sph_addon.core.plyio import write_ply
+    from sph_addon.core.cache.plyio import write_ply
 
     rec = np.zeros(len(v), dtype=[("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
     rec["x"], rec["y"], rec["z"] = np.asarray(v)[:, 0], np.asarray(v)[:, 1], np.asarray(v)[:, 2]

@@ -65,7 +65,7 @@ def direct_sum_density(x: np.ndarray, h: float, kernel, m: np.ndarray | None = N
     ----------
     x : (n,3) float64 positions, m.
     h : kernel radius parameter, m (the support is ``kernel.support * h``).
-    kernel : a ``sph_addon.core.kernels.Kernel`` (any ``KERNELS`` entry); only ``w`` and ``support`` are used.
+    kernel : a ``sph_addon.core.numerics.kernels.Kernel`` (any ``KERNELS`` entry); only ``w`` and ``support`` are used.
     m : (n,) float64 masses, kg; ones if omitted (then ρ is a number density, 1/m³).
     include_self : whether the j = i term m_i W(0, h) is in the sum (it is in SPH, not in Clavet's sums).
 

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..lattice import offsets
+from ..numerics.lattice import offsets
 
 # Largest factor of a wall point's no-slip term (wall_viscosity_blocks), which grows as a particle
 # nears the surface; Morris et al. 1997 cap theirs at 1.5 for particle boundaries.

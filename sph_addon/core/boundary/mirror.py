@@ -35,7 +35,7 @@ _EMPTY = np.zeros((0, 4))
 
 def flat_faces(c, rot: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
     """(k,4) world planes n·x = c (n into the liquid) of a mirrored collider, or None."""
-    from ..colliders.sdf_dispatch import BOX_CONTAINER, PLANE
+    from ..colliders.shapes.sdf_dispatch import BOX_CONTAINER, PLANE
 
     code = c.shape.code
     if code == PLANE:

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
-from ..pair_kernels import weight_sums
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.pair_kernels import weight_sums
 
 
 @njit(**config.NJIT_PARALLEL)

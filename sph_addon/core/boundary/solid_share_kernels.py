@@ -10,10 +10,10 @@ of shares, saved 0.03 of 0.79 ms a substep on the bench's dam break: not kept.
 
 from __future__ import annotations
 
-from .. import config
-from ..colliders.response import _to_local
-from ..colliders.sdf_dispatch import sdf_eval
-from ..kernel_cache import njit, prange
+from ..colliders.contact.response import _to_local
+from ..colliders.shapes.sdf_dispatch import sdf_eval
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)

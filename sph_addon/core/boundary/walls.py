@@ -38,7 +38,7 @@ class Walls:
         self.given: list[tuple[int, np.ndarray, np.ndarray]] = []
         self.given_mass: list[np.ndarray | None] = []
         # (n,) kg, each particle's mass, set by ``Simulation`` when a collider is a body that must know
-        # what it received in kg m/s (``core/bodies.py``); None: reports per unit particle mass.
+        # what it received in kg m/s (``core/passes/bodies.py``); None: reports per unit particle mass.
         self.masses: np.ndarray | None = None
 
     def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0) -> None:
@@ -94,7 +94,7 @@ class Walls:
 
     @staticmethod
     def _distance_to(c, rot, pos, points: np.ndarray) -> np.ndarray:
-        from ..colliders.response import placed_distances
+        from ..colliders.contact.response import placed_distances
 
         d = np.empty(len(points))
         placed_distances(c.shape.code, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
@@ -134,7 +134,7 @@ class Walls:
     def solid_share(self, centres: np.ndarray, offsets: np.ndarray, spacing: float) -> np.ndarray:
         """(k,m) share of the lattice cell at centres[a] + offsets[b] inside any collider (``solid_share``),
         in a buffer kept for the next call (valid until then)."""
-        from ..colliders.sdf_dispatch import EXACT_DISTANCES
+        from ..colliders.shapes.sdf_dispatch import EXACT_DISTANCES
         from .solid_share_kernels import solid_share
 
         share = self._buffer("share", len(centres), len(offsets))

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import config
 from ..errors import InputError
-from ..heat_parameters import COLLIDER_PARAMETERS as HEAT_COLLIDER_PARAMETERS
-from ..params import Parameter, check_name, resolve
-from .mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
+from ..numerics import config
+from ..passes.heat_parameters import COLLIDER_PARAMETERS as HEAT_COLLIDER_PARAMETERS
+from ..scene.params import Parameter, check_name, resolve
+from .shapes.mesh_files import MESH_DESCRIPTION, MESH_PARAMETERS, check_mesh_files, is_deforming
 
 if TYPE_CHECKING:
     # Only for the annotation: motion imports euler_xyz_matrix from here.
     from .motion import Motion
 
-# A collider the fluid moves (``rigid_body``, ``core/bodies.py``).
+# A collider the fluid moves (``rigid_body``, ``core/passes/bodies.py``).
 DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("dynamic", False, label="Dynamic",
               description="A rigid body the fluid moves and that pushes the fluid back (Clavet 2005, "
@@ -99,7 +99,7 @@ class Shape:
     code: int = field(init=False)
 
     def __post_init__(self) -> None:
-        from .sdf_dispatch import SDF_CODES
+        from .shapes.sdf_dispatch import SDF_CODES
 
         code = SDF_CODES.get(self.sdf)
         if code is None:
@@ -134,7 +134,7 @@ class BuildContext:
 
 
 def _analytic(name: str, *values: float, radius: float = math.inf) -> Shape:
-    from . import sdf_analytic
+    from .shapes import sdf_analytic
 
     return Shape(getattr(sdf_analytic, name), np.asarray(values, np.float64), radius=radius)
 
@@ -195,7 +195,7 @@ class ColliderType:
 
 
 def _build_mesh(p: dict[str, Any], ctx: BuildContext) -> Shape:
-    from .mesh_collider import build_mesh_collider
+    from .shapes.mesh_collider import build_mesh_collider
 
     return build_mesh_collider(p, ctx)
 

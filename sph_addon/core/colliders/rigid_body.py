@@ -73,7 +73,7 @@ class MassProperties:
 def local_bounds(shape) -> tuple[np.ndarray, np.ndarray] | None:
     """(lo, hi) of the solid in the shape's local frame, m; None for an unbounded or hollow shape
     (a plane, a tank), which cannot be a body."""
-    from .sdf_dispatch import BOX, GRID, SPHERE
+    from .shapes.sdf_dispatch import BOX, GRID, SPHERE
 
     if shape.code == GRID:  # a mesh's field: its grid's box
         lo = np.array(shape.params[:3], np.float64)
@@ -86,7 +86,7 @@ def local_bounds(shape) -> tuple[np.ndarray, np.ndarray] | None:
 
 def distances(shape, rot: np.ndarray, pos: np.ndarray, points: np.ndarray) -> np.ndarray:
     """(k,) signed distance (m, negative inside) of world ``points`` to ``shape`` placed at (rot, pos)."""
-    from .response import placed_distances
+    from .contact.response import placed_distances
 
     out = np.empty(len(points))
     placed_distances(shape.code, shape.params, shape.grid, np.ascontiguousarray(rot, np.float64),
@@ -140,7 +140,7 @@ def surface_samples(shape, step: float) -> np.ndarray:
     """(k,3) points on the shape's surface in its local frame, about ``step`` m apart: the centres of a
     grid of that step within half a cell of the surface, moved onto it along the distance's gradient.
     The corners of a box are added (a box rests on them)."""
-    from .sdf_dispatch import BOX
+    from .shapes.sdf_dispatch import BOX
 
     lo, hi = local_bounds(shape)
     pts, delta = _cell_centres(lo - step, hi + step, max(2, math.ceil(float(np.max(hi - lo)) / step) + 2))

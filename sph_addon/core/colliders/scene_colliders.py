@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from . import COLLIDERS, Collider, Shape
 from .motion import motion_from_scene
-from .reach import scene_build_context
+from .shapes.reach import scene_build_context
 
 
 def scene_collider(scene, k: int, kind: str, p: dict, sdf_cache, timed_build: Callable[..., Shape]) -> Collider:

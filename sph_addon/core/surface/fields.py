@@ -33,8 +33,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import config
-from ..kernel_cache import njit
+from ..numerics import config
+from ..numerics.kernel_cache import njit
 
 
 @njit(**config.NJIT)

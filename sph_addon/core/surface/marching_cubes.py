@@ -49,8 +49,8 @@ import itertools
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 from .fields import field_finish, field_weight
 
 # Cubes per block edge. 16 keeps a block's field (17^3 float32 = 19 kB) in L2

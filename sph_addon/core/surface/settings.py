@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..params import Parameter, resolve
+from ..scene.params import Parameter, resolve
 
 # Bump when a change of the meshing code changes its output for the same
 # settings, so that caches meshed by an older version are re-meshed.

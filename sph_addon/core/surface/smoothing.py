@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 
 def one_ring(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import refuse_links
-from ..cache_lock import lock_cache
+from ..cache.cache_dir import refuse_links
+from ..cache.jsonfile import read_json
+from ..cache.lock import lock_cache
+from ..cache.plyio import PlyError, read_ply, write_ply
 from ..errors import InputError, StorageError, is_storage_fault
-from ..jsonfile import read_json
-from ..plyio import PlyError, read_ply, write_ply
 from .settings import SurfaceSettings, surface_settings
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ term lives in a file named after its method and paper (``viscosity_weiler2018.py
 kernels beside it (``viscosity_weiler2018_kernels.py``, imported when the term is built), and has
 one small lifecycle, after SPlisHSPlasH's ``NonPressureForceBase`` (STYLE.md):
 
-* built once per bake from the model's :class:`~sph_addon.core.solvers.base.ModelSetup`: it reads
+* built once per bake from the model's :class:`~sph_addon.core.models.base.ModelSetup`: it reads
   the parameters it names in ``parameters`` from the owned materials and packs them into
   per-material arrays (zeros for materials of other models); which materials it acts on is data
   (a parameter's value, a choice with an explicit "none"), never a module global;

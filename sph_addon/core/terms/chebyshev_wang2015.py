@@ -94,7 +94,7 @@ class ChebyshevPasses:
             self._kept = False
             return
         if self._bufs:
-            from ..array_kernels import copy_rows
+            from ..numerics.array_kernels import copy_rows
 
             bx, bw, bh = self._bufs[self._last()]
             copy_rows(x, bx)

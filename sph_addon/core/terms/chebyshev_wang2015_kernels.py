@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 # Melting rest partners are pushed apart only when closer than this many spacings, and to it: the mush may
 # pack as a liquid does.

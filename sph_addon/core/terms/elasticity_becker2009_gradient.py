@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit
+from ..numerics import config
+from ..numerics.kernel_cache import njit
 
 # A Cholesky pivot under this share of its diagonal entry: the quadratic fit is not determined there.
 FIT_TOLERANCE = 1e-6

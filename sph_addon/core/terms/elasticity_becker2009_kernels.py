@@ -45,10 +45,10 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..array_kernels import axpy_rows, dot_rows, xpby_rows
-from ..kernel_cache import njit, prange
-from ..small_matrices import (
+from ..numerics import config
+from ..numerics.array_kernels import axpy_rows, dot_rows, xpby_rows
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.small_matrices import (
     inverse,
     load,
     mat_add,
@@ -60,13 +60,7 @@ from ..small_matrices import (
     pseudo_inverse_sym,
     store,
 )
-from .elasticity_becker2009_gradient import (
-    grad_weight,
-    gradient_weight,
-    kernel_weight,
-    quadratic_fit,
-    rest_partner,
-)
+from .elasticity_becker2009_gradient import grad_weight, gradient_weight, kernel_weight, quadratic_fit, rest_partner
 
 RANK_TOLERANCE = 1e-3  # an eigenvalue of Σ ω d dᵀ under this share of the largest: a sheet's or rod's null space
 ROTATION_TOLERANCE = 1e-12  # rad, Müller's iteration stops when its update turns less

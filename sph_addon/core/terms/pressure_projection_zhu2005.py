@@ -117,7 +117,7 @@ class GridProjection:
         ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
         import numba
 
-        from ..array_kernels import step_rows
+        from ..numerics.array_kernels import step_rows
         from . import pressure_projection_zhu2005_faces as kf
         from . import pressure_projection_zhu2005_kernels as k
 

@@ -11,8 +11,8 @@ own numpy statements took 64 ms a substep, on one thread (cProfile). Grid conven
 
 from __future__ import annotations
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 
 @njit(**config.NJIT_INLINE)

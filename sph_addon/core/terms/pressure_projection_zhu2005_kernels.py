@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 FLUID = 0
 AIR = 1

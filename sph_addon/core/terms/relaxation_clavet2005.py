@@ -34,7 +34,7 @@ import logging
 
 import numpy as np
 
-from ..lattice import near_error_ratio, offsets, rest_densities
+from ..numerics.lattice import near_error_ratio, offsets, rest_densities
 from .base import POSITION, Term
 from .chebyshev_wang2015 import NO_HELD, ChebyshevPasses
 
@@ -141,7 +141,7 @@ class RelaxationClavet2005(Term):
         Before any substep was measured (a bake's first frame): from the compression gravity adds
         per substep, g Δt² in spacings, over the density error (``config.FIRST_FRAME_PASSES``).
         """
-        from .. import config
+        from ..numerics import config
 
         if self.last_dt <= 0.0:
             target = float(np.min(self.target[self.owned]))
@@ -152,7 +152,7 @@ class RelaxationClavet2005(Term):
     def work_per_substep(self, dt: float) -> float:
         """The passes a substep of ``dt`` is expected to need (:meth:`expected_iterations`), each costing
         ``config.RELAXATION_PASS_COST`` of the fixed work (measured): shorter substeps need fewer."""
-        from .. import config
+        from ..numerics import config
 
         return config.RELAXATION_PASS_COST * self.expected_iterations(dt)
 

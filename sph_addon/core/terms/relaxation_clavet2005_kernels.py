@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
-from .. import config
 from ..boundary.mirror_kernels import image_densities, planes_near, push_images
-from ..kernel_cache import njit, prange
-from ..pair_kernels import weight_sums
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.pair_kernels import weight_sums
 
 # The largest displacement one pair term may give in a pass, in units of h. At rest a pair moves by
 # ~1e-4 h a pass and the cap never acts; at impacts (a wall hit at 10 m/s, a paddle) the

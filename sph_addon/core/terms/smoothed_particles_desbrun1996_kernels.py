@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 
 @njit(**config.NJIT)

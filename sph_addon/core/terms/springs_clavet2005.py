@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..lattice import viscosity_lattice_constant
+from ..numerics.lattice import viscosity_lattice_constant
 from .base import POSITION, ArraySpec, ImplicitForces
 
 SPRINGS_NONE, SPRINGS_DYNAMIC, SPRINGS_MOULD = 0, 1, 2

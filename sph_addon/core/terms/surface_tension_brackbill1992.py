@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..lattice import offsets, rest_densities
+from ..numerics.lattice import offsets, rest_densities
 from .base import VELOCITY, Term
 
 # The surface weight's ramp in |∇c| as shares of a (100) face's K/(2s); the curvature cap in
@@ -118,7 +118,7 @@ def surface_tension_impulses(x: np.ndarray, v: np.ndarray, nbr: np.ndarray, coun
     scratch : four (n,3) and three (n,) float64 C-contiguous arrays to work in (overwritten), or None to
         allocate them: fresh, their page faults cost 0.84 of 3.96 ms a call on the bench's dam break.
     """
-    from ..array_kernels import step_rows
+    from ..numerics.array_kernels import step_rows
     from .surface_tension_brackbill1992_kernels import colour_gradient, csf_impulses, surface_curvature, tension_field
 
     n = len(x)

@@ -115,8 +115,8 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 # Particles per parallel iteration of the all-particle kernels: each iteration allocates its rows'
 # work arrays once for these.

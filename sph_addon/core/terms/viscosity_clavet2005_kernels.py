@@ -9,9 +9,9 @@ two β. Coincident particles (r = 0) are left out: their direction is undefined.
 
 from __future__ import annotations
 
-from .. import config
-from ..kernel_cache import njit, prange
-from ..pair_kernels import pair_offset
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.pair_kernels import pair_offset
 
 
 @njit(**config.NJIT_PARALLEL)

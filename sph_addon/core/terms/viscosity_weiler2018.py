@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..lattice import viscosity_lattice_constant
+from ..numerics.lattice import viscosity_lattice_constant
 from .base import VELOCITY, ArraySpec, ImplicitForces, Term, ViscosityModifier, Workspace
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class ViscosityWeiler2018(Term):
         their contact reports. ``first``: the viscosity to solve with (default: the materials' and
         what the modifiers add at v*).
         """
-        from ..array_kernels import copy_rows
+        from ..numerics.array_kernels import copy_rows
         from . import viscosity_weiler2018_kernels as kernels
 
         n = ctx.n

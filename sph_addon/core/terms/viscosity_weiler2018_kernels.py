@@ -52,10 +52,10 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..array_kernels import axpy_rows, dot_rows, xpby_rows
-from ..kernel_cache import njit, prange
-from ..pair_kernels import pair_direction
+from ..numerics import config
+from ..numerics.array_kernels import axpy_rows, dot_rows, xpby_rows
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.pair_kernels import pair_direction
 
 
 @njit(**config.NJIT)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lattice import rest_densities
+from ..numerics.lattice import rest_densities
 from .base import VELOCITY, Term
 
 SHARE = 0.05

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
 
 # Particles per parallel iteration of smooth_velocities (each allocates its rows' weights once).
 XSPH_BLOCK = 64

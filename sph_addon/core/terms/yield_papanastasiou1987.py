@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lattice import gradient_lattice_constant
+from ..numerics.lattice import gradient_lattice_constant
 from .base import VELOCITY, ViscosityModifier
 
 # Strain rate (1/s) below which a yield-stress material counts as unyielded (the Papanastasiou

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from .. import config
-from ..kernel_cache import njit, prange
-from ..pair_kernels import pair_direction
+from ..numerics import config
+from ..numerics.kernel_cache import njit, prange
+from ..numerics.pair_kernels import pair_direction
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from reference.analytic_sdf import box_mesh, cube_sphere  # noqa: E402
 
-from sph_addon.core.plyio import write_ply  # noqa: E402
+from sph_addon.core.cache.plyio import write_ply  # noqa: E402
 
 
 def _ply(name: str, v: np.ndarray, t: np.ndarray) -> None:

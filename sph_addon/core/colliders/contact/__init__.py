@@ -1,0 +1,1 @@
+"""The contact pass: particles against colliders (response, overlaps, clearance) and bodies against colliders."""
