@@ -62,6 +62,7 @@ from bpy.app.handlers import persistent
 
 from ..core.models import SOLVERS
 from ..core.scene.blender_names import stable_number
+from .model_presets import model_label, preset_of, preset_values
 from .replay import objects as replay
 
 log = logging.getLogger(__name__)
@@ -320,8 +321,6 @@ def _move_preset(material, group, model: str, preset: str, target: str, keep_mod
     shape (an Inflow cannot emit them): the old values then stay the material's, under the
     default preset.
     """
-    from .properties import model_label  # properties imports this module
-
     ob = material.id_data
     del group["preset"]
     spec = SOLVERS.get(target)
@@ -365,8 +364,6 @@ def _new_parameters(material) -> list[tuple[object, str, str]]:
 
 
 def _preset_value(group, model: str, name: str):
-    from .properties import preset_of, preset_values  # properties imports this module
-
     return preset_values(model, preset_of(group))[name]
 
 

@@ -55,6 +55,7 @@ from ..core.scene.scene_file import SIMULATION_PARAMETERS, TOP_PARAMETERS
 from ..core.sources.emission import SOURCES
 from ..core.surface.settings import SURFACE_PARAMETERS
 from . import compat, migrate
+from .model_presets import model_label, preset_of, preset_values  # noqa: F401 (the export and the panel read them here)
 from .replay import objects as replay
 
 ROLES = (
@@ -176,20 +177,6 @@ WALL_FRICTION = dataclasses.replace(
 DOMAIN_BORDERS = (*BORDER_SIDES, WALL_FRICTION)
 
 
-def model_label(name: str) -> str:
-    """The artist-facing name of a registered material model."""
-    # MaterialModel declares label = "" by default: an empty label falls back to the name too.
-    return getattr(SOLVERS[name], "label", "") or name.title()
-
-
-def preset_values(model: str, preset: str) -> dict:
-    """A model's parameter values under ``preset`` (its defaults for ``""`` or an unknown preset)."""
-    spec = SOLVERS[model]
-    values = {p.name: p.default for p in spec.parameters}
-    values.update(spec.presets.get(preset, {}))
-    return values
-
-
 def default_preset(model: str) -> str:
     """Water where a model has it (the default before models had their own presets), else its first."""
     presets = sorted(SOLVERS[model].presets)
@@ -212,11 +199,6 @@ def model_group(material, model: str = ""):
     Raises AttributeError for a model that is not registered (a file from a build with more models).
     """
     return getattr(material, model or material.model)
-
-
-def preset_of(group) -> str:
-    """The preset chosen in a model's settings group, ``""`` for a model without presets."""
-    return group.preset if "preset" in group.bl_rna.properties else ""
 
 
 def apply_preset(group, model: str, preset: str) -> None:

@@ -197,3 +197,70 @@ def test_modules_and_functions_stay_small():
             if length > 80 and f"{rel}:{node.name}" not in SIZE_EXCEPTIONS:
                 offenders.append(f"{rel}:{node.name}: {length} lines")
     assert not offenders, offenders
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """Every sph_addon module -> the sph_addon modules it imports anywhere in its body (functions
+    included; ``if TYPE_CHECKING:`` blocks excepted, they never run)."""
+    import ast
+    import importlib.util
+
+    files = {}
+    for p in PACKAGE_FILES:
+        parts = list(p.relative_to(REPO).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts.pop()
+        files[".".join(parts)] = (p, is_package)
+    graph = {}
+    for name, (path, is_package) in files.items():
+        package = name if is_package else name.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        found = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped or not isinstance(node, ast.ImportFrom | ast.Import):
+                continue
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in files}
+                continue
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
+                if node.level else node.module
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base)
+        graph[name] = (found & files.keys()) - {name}
+    return graph
+
+
+def test_no_import_cycle():
+    """No module imports, even lazily inside a function, a module that imports it back by any path: the
+    floor plan's rooms stand on one another in one direction (a helper both need goes below both)."""
+    graph = _package_imports()
+    cycles, done = [], set()
+
+    def visit(name, path):
+        if name in path:
+            cycles.append(" -> ".join(path[path.index(name):] + [name]))
+            return
+        if name in done:
+            return
+        for other in sorted(graph[name]):
+            visit(other, path + [name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    assert not cycles, cycles
+
+
+def test_the_core_stands_in_rooms():
+    """At most a dozen modules directly in ``sph_addon/core``; every package's docstring says in its first
+    line what it owns (the floor plan of DESIGN.md section 3)."""
+    loose = sorted(p.name for p in CORE.glob("*.py"))
+    assert len(loose) <= 12, loose
+    import ast
+
+    for init in sorted(CORE.rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].strip(), f"{init.relative_to(REPO)} says nothing of what it owns"

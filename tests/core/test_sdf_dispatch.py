@@ -105,7 +105,8 @@ def test_collision_kernels_have_a_disk_cache(module, name):
 _RUN_KERNELS = textwrap.dedent("""
     import json
     import numpy as np
-    from sph_addon.core.colliders import COLLIDERS, BuildContext, response
+    from sph_addon.core.colliders import COLLIDERS, BuildContext
+    from sph_addon.core.colliders.contact import response
 
     shape = COLLIDERS["box_container"].build({"size": (1.0, 1.0, 1.0)}, BuildContext())
     eye, zero = np.eye(3), np.zeros(3)

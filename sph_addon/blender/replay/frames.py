@@ -162,3 +162,11 @@ def _column(vertices: np.ndarray | None, name: str, dtype, n: int) -> np.ndarray
     if vertices is None or name not in (vertices.dtype.names or ()):
         return np.zeros(n, dtype)
     return np.ascontiguousarray(vertices[name].astype(dtype, casting="unsafe"))
+
+
+def remove_handler(handlers: list, fn) -> None:
+    """Take ``fn`` out of one of ``bpy.app.handlers``' lists (both replays register theirs with it)."""
+    # Match by name too: after a reload of the module the old function object is a different one.
+    for h in list(handlers):
+        if h is fn or (getattr(h, "__name__", None) == fn.__name__ and getattr(h, "__module__", None) == fn.__module__):
+            handlers.remove(h)

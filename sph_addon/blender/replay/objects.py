@@ -473,20 +473,13 @@ _HANDLERS = (
 )
 
 
-def _remove_handler(handlers: list, fn) -> None:
-    # Match by name too: after a reload of this module the old function object is a different one.
-    for h in list(handlers):
-        if h is fn or (getattr(h, "__name__", None) == fn.__name__ and getattr(h, "__module__", None) == fn.__module__):
-            handlers.remove(h)
-
-
 def register():
     for attr, fn in _HANDLERS:
         handlers = getattr(bpy.app.handlers, attr)
-        _remove_handler(handlers, fn)
+        replay_frames.remove_handler(handlers, fn)
         handlers.append(fn)
 
 
 def unregister():
     for attr, fn in _HANDLERS:
-        _remove_handler(getattr(bpy.app.handlers, attr), fn)
+        replay_frames.remove_handler(getattr(bpy.app.handlers, attr), fn)

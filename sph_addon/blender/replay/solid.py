@@ -311,16 +311,12 @@ def refresh(domain_ob: bpy.types.Object) -> bool:
 
 
 def register():
-    from .objects import _remove_handler
-
     for attr, fn in HANDLERS:
         handlers = getattr(bpy.app.handlers, attr)
-        _remove_handler(handlers, fn)
+        replay_frames.remove_handler(handlers, fn)
         handlers.append(fn)
 
 
 def unregister():
-    from .objects import _remove_handler
-
     for attr, fn in HANDLERS:
-        _remove_handler(getattr(bpy.app.handlers, attr), fn)
+        replay_frames.remove_handler(getattr(bpy.app.handlers, attr), fn)

@@ -65,7 +65,6 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
     A tank's faces count only for the particles inside it (one that escaped is the collider's).
     """
     from .mirror_kernels import nearest_planes
-    from .walls import Walls
 
     plane_of = np.full((len(x), 3), -1, np.int64)
     if walls is None:
@@ -79,7 +78,7 @@ def wall_mirror(x: np.ndarray, walls, spacing: float, h: float):
             continue
         planes.append(faces)
         group += [len(planes)] * len(faces)
-    others_walls = Walls(others, walls.scratch) if others else None
+    others_walls = walls.subset(others) if others else None
     if not planes:
         return _EMPTY, plane_of, others_walls
     planes_arr = np.ascontiguousarray(np.concatenate(planes))

@@ -73,6 +73,11 @@ class Walls:
             self._static.append(Walls(placed, self.scratch, self.spacing, self.h, self.cells) if placed else None)
         return self._static[0]
 
+    def subset(self, placed: list) -> Walls:
+        """Some of these colliders as a ``Walls`` of their own, sharing the scratch buffers (the ones a
+        mirror does not take: ``mirror.wall_mirror``)."""
+        return Walls(placed, self.scratch)
+
     # -- what the terms take from the colliders ---------------------------------------------------
     def relaxation_walls(self, x: np.ndarray):
         """The density relaxation's boundary at positions ``x``: the mirrored planes, each particle's,

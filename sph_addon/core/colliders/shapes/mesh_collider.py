@@ -28,7 +28,7 @@ from ...errors import InputError
 from .mesh_files import frame_file, resolve_mesh_path
 
 if TYPE_CHECKING:
-    from .. import BuildContext, Shape
+    from . import BuildContext, Shape
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def build_mesh_collider(p: dict[str, Any], ctx: BuildContext) -> Shape:
         when it is closed but no grid node falls inside it).
     """
     from ...cache.mesh_io import load_mesh
-    from .. import Shape
+    from . import Shape
     from .sdf_mesh import build_mesh_sdf, sdf_grid
 
     text, suffix = frame_file(p, ctx.frame)
