@@ -7,7 +7,7 @@ called from ``addon_utils._extension_sync_wheels``): wheels no enabled
 extension needs are deleted and the rest re-extracted in place, and the highest
 version of a name among all extensions wins. A process that imported numba from
 there and later lazily imports one of its submodules then finds the files gone
-or half-written (issue 13: ``cannot import name 'mergesort'``).
+or half-written (``cannot import name 'mergesort'``).
 
 So a bake loads numba from a copy of its own: the bundled wheels are extracted
 into a temporary directory beside the target and published with one

@@ -17,7 +17,7 @@ from pathlib import Path
 
 MARKER = "SPH_PRIVATE_NUMBA_RESULT "
 HERE = Path(__file__).resolve().parent
-# Imported by numba only when a kernel sorts with kind="mergesort" (the issue's
+# Imported by numba only when a kernel sorts with kind="mergesort" (the error
 # "cannot import name 'mergesort'" came from it).
 LAZY = "numba.misc.mergesort"
 

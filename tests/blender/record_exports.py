@@ -2,8 +2,8 @@
 
     .venv-bpy-4.2/bin/python tests/blender/record_exports.py [--force]
 
-The fixtures were recorded with the add-on as it was before the per-model material settings
-(issue 9), from sample files saved with the old layout. ``test_bake.py`` opens the same files
+The fixtures were recorded with the add-on as it was before the per-model material settings,
+from sample files saved with the old layout. ``test_bake.py`` opens the same files
 with the current add-on and requires the same materials: that is the proof that old files keep
 their settings. Rerunning this after a layout change would only record the new behaviour, so
 existing fixtures are kept unless ``--force`` is given.
@@ -26,7 +26,7 @@ OUT = ROOT / "tests" / "data" / "exported"
 # overrides, a preset never chosen (the old default), an enum parameter and an Inflow.
 OLD_LAYOUT = OUT / "old_layout.blend"
 # Every sample has been rebuilt since the fixtures were recorded (honey_stool for the coiling
-# regime, the others re-saved with the current add-on for issue 13): the files saved with the old
+# regime, the others re-saved with the current add-on): the files saved with the old
 # layout moved here (sample_blends/ holds the new ones), so the proof still opens what the
 # fixtures were recorded from.
 MOVED = {name: OUT / f"{name}_old_layout.blend" for name in SAMPLES}

@@ -316,7 +316,7 @@ def _second_model(ext):
 
 def test_a_second_model_gets_its_own_group_units_limits_and_presets(ext, empty_file):
     """Registering a model needs no change in the Blender layer, and a shared parameter name keeps
-    each model's own declaration (the contract of issue 9)."""
+    each model's own declaration (the models' parameter contract)."""
     props, solvers = ext.sub("properties"), ext.core("models")
     saved = dict(solvers.SOLVERS)
     second = _second_model(ext)

@@ -1,4 +1,4 @@
-"""Packaging (issue 5): the manifest validates, the linux-x64 zip holds exactly the
+"""Packaging: the manifest validates, the linux-x64 zip holds exactly the
 extension, and it installs, enables and unregisters cleanly in a fresh Blender.
 
 Run in each bpy venv, e.g. ``.venv-bpy-4.2/bin/python -m pytest tests/blender/test_packaging.py``.

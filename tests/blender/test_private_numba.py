@@ -1,4 +1,4 @@
-"""numba runs from a private copy that enabling or disabling extensions never touches (issue 13).
+"""numba runs from a private copy that enabling or disabling extensions never touches.
 
 Blender keeps every extension's wheels in one shared site-packages and deletes or re-extracts them
 whenever an extension is enabled or disabled; a bake that had imported numba from there failed on

@@ -1,4 +1,4 @@
-"""Malformed scene files and referenced meshes (issue 12): exit 2, one sentence naming the field, no
+"""Malformed scene files and referenced meshes: exit 2, one sentence naming the field, no
 traceback, nothing written; ``validate`` refuses everything ``bake`` would refuse before simulating.
 
 Run in-process (``conftest.run_main``): no case here reaches the simulation.
@@ -121,7 +121,7 @@ CASES = [
     ("deforming-frame-file-broken", _mesh_collider("m_{frame:04d}.ply", deforming=True, mode="shell"),
      {**{f"m_{f:04d}.ply": (MESHES / "plane_quad.ply").read_bytes() for f in (1, 3)}, "m_0002.ply": b"ply\n"},
      "colliders[0].path: "),
-    # Issue 12: one vertex 5 km away made the grid huge and the message blamed cell_size.
+    # One vertex 5 km away once made the grid huge and the message blamed cell_size.
     ("stray-vertex", _mesh_collider("m.ply"), {"m.ply": _PLY_HEAD + b"element vertex 9\n" + _TRIANGLE
                                                 + b"element face 13\nproperty list uchar int vertex_indices\n"
                                                 + b"end_header\n" + _box_with_stray_vertex()},

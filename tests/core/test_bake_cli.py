@@ -193,7 +193,7 @@ def test_dam_break_two_seconds_stays_in_tank_and_surges(tmp_path):
     assert all(b >= a - 0.02 for a, b in zip(fronts[:10], fronts[1:11])), "the front must advance"
     assert max(fronts) > 3.8, "the surge must reach the far wall"
 
-    # Issue 4: the same cache meshes frame by frame, every frame closed, 2-manifold and outward. Meshed:
+    # Meshing: the same cache meshes frame by frame, every frame closed, 2-manifold and outward. Meshed:
     # the first frame, the surge's arrival at the far wall and the six frames of its splash after it, and
     # the last (meshing all 61 took about seven minutes of the suite's time).
     done = m["frames_done"]

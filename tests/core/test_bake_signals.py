@@ -1,4 +1,4 @@
-"""Signals during a bake (issue 12): every SIGINT/SIGTERM ends with exit 130 and a resumable cache, however
+"""Signals during a bake: every SIGINT/SIGTERM ends with exit 130 and a resumable cache, however
 many arrive; a bake stopped before its first frame says so and a plain re-run starts it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Blow-ups caught by more than NaN and the speed limit (core/world/blowup.py, issue 12).
+"""Blow-ups caught by more than NaN and the speed limit (core/world/blowup.py).
 
 Real blow-ups are hard to provoke since springs and viscosity became implicit, so the
 detectors are driven by what a blow-up leaves behind (particles given 30 m/s, particles

@@ -1,4 +1,4 @@
-"""One writer per cache (issue 12): an OS lock, released by a crash, naming its holder; tried with real
+"""One writer per cache: an OS lock, released by a crash, naming its holder; tried with real
 processes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One reader of a cache's state, one existing-bake check, one validation per bake (issue 9)."""
+"""One reader of a cache's state, one existing-bake check, one validation per bake."""
 
 import json
 
@@ -79,7 +79,7 @@ def test_has_bake(tmp_path):
     assert cache.has_bake()
     cache.particles_path(7).unlink()
     _manifest(cache)
-    assert not cache.has_bake(), "a bake stopped before its first frame holds nothing to lose (issue 12)"
+    assert not cache.has_bake(), "a bake stopped before its first frame holds nothing to lose"
     _manifest(cache, frames_done=[1])
     assert cache.has_bake()
 

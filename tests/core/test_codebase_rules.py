@@ -264,3 +264,26 @@ def test_the_core_stands_in_rooms():
     for init in sorted(CORE.rglob("__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
         assert doc and doc.splitlines()[0].strip(), f"{init.relative_to(REPO)} says nothing of what it owns"
+
+
+def test_no_project_history_in_code_tests_or_docs():
+    """Code, tests, docs and the README say what things do, not which ticket or development round they
+    came from: no ticket numbers, no rounds of tuning (CHANGELOG.md and BENCHMARKS.md keep the history)."""
+    # Built from pieces so that this file's own text does not match.
+    history = re.compile(r"\b[Ii]ssue" r"s? #?\d+|\btuning" r" rounds?\b")
+    files = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "sph_addon").rglob("*"),
+             *(REPO / "scripts").rglob("*"),
+             *(p for p in (REPO / "tests").rglob("*.py") if "data" not in p.relative_to(REPO / "tests").parts[:1])]
+    hits = []
+    for path in sorted(set(files)):
+        if not path.is_file() or "__pycache__" in path.parts or path.name in ("CHANGELOG.md", "BENCHMARKS.md"):
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # binary (images, wheels)
+        if "\0" in text:
+            continue
+        hits += [f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+                 for n, line in enumerate(text.splitlines(), 1) if history.search(line)]
+    assert not hits, "project history in code, tests or docs (it belongs in CHANGELOG.md):\n" + "\n".join(hits)

@@ -1,4 +1,4 @@
-"""Hostile or damaged caches (issue 12): every kind is exit 2 naming the file, one line, no traceback,
+"""Hostile or damaged caches: every kind is exit 2 naming the file, one line, no traceback,
 nothing written and nothing "repaired", for ``bake --resume``, ``info``, ``preview`` and ``mesh``.
 
 One small bake (in-process, module scope) is copied and damaged per test.

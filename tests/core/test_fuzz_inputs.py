@@ -1,4 +1,4 @@
-"""Property-based fuzzing of what users and farms hand the command line (issue 12).
+"""Property-based fuzzing of what users and farms hand the command line.
 
 Mutations of the sample scenes (``scripts/scenes/*.json``, a scene with mesh files, and a scene
 holding every field the format declares, inflow keyframes, outflows and deforming meshes
@@ -93,7 +93,7 @@ SCALE = int(os.environ.get("SPH_FUZZ_SCALE", "1"))
 FUZZ = settings(derandomize=SCALE == 1, database=None, deadline=None, print_blob=True, max_examples=500 * SCALE,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-# Values that broke earlier versions (issue 12) or sit on the edge of a check.
+# Values that broke earlier versions or sit on the edge of a check.
 _EDGE_VALUES = [0, -1, 1, 2**63, -2**63, 10**30, 1e308, -1e308, 1e300, 5e-324, 1e-12, 0.001, 1e12, 1.0000001e12,
                 "", "box", "mesh", "../../etc/passwd", "m_{frame:>99999999999d}.ply", "m_{frame:04d}.ply",
                 "{frame", "a" * 5000, ["box"], [], {}, [0, 0], [1e308, 1e308, 1e308], [None, None, None],

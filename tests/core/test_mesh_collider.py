@@ -1,5 +1,5 @@
 """Mesh colliders in the simulation: splashes onto the committed robustness meshes, and a fast jet
-onto a thin shell (issue 3, "what it must show").
+onto a thin shell.
 
 Each splash drops a small block of water (~600 particles at 0.04 m) at 3 m/s onto one mesh of
 ``tests/data/meshes`` and checks every frame that no particle is inside the collider (signed

@@ -81,7 +81,7 @@ def _bad_mesh_files(tmp_path: Path) -> None:
     ({"type": "mesh", "path": "nan.ply"}, "colliders[1].path", "NaN"),
     ({"type": "mesh", "path": "flat.ply"}, "colliders[1].path", "zero area"),
     ({"type": "mesh", "path": "plane_quad.ply"}, "colliders[1].path", "encloses no volume.*shell"),
-    # Issue 12: closed meshes thinner than a cell were called open, with hole_closing as the fix.
+    # Closed meshes thinner than a cell were once called open, with hole_closing as the fix.
     ({"type": "mesh", "path": "tiny.ply"}, "colliders[1].cell_size",
      r"closed, but no grid node falls inside it at cell size 0.05 m .*smallest extent is 0.02 m.*lower cell_size "
      r"\(now 0.05 m\) below half its thinnest part"),
@@ -118,7 +118,7 @@ def test_mesh_source_errors_name_the_source(tmp_path):
 
 
 def test_closed_tank_with_wide_hole_closing_keeps_its_particles(tmp_path):
-    """Issue 12: hole_closing of 3 cells (0.06 m at 0.02 m) turned the whole grid inside and the tank
+    """hole_closing of 3 cells (0.06 m at 0.02 m) once turned the whole grid inside and the tank
     deleted every particle, exit 0."""
     tank = {"type": "mesh", "path": "box_dup_flipped.ply", "flip_normals": True, "cell_size": 0.02,
             "hole_closing": 0.06}
@@ -138,7 +138,7 @@ _WATER_IN_THE_BOX = {"type": "box", "material": "water", "min": [-0.3, -0.3, -0.
     ({"type": "sphere", "radius": 1.0}, "move the sources out of it"),
 ])
 def test_a_collider_swallowing_the_sources_is_refused_before_work(tmp_path, collider, remedy):
-    """Issue 12: a container mesh wound inward without flip_normals deleted all the fluid, exit 0,
+    """A container mesh wound inward without flip_normals once deleted all the fluid, exit 0,
     after validate had said valid with an estimate of its particles."""
     v, t = box_mesh()
     write_mesh_ply(tmp_path / "inward.ply", v, t[:, ::-1])

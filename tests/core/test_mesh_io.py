@@ -80,7 +80,7 @@ def test_bad_files_raise_input_error(tmp_path):
         load_mesh(bad)
 
 
-# --------------------------------------------------------------------------- concave polygons (issue 12)
+# --------------------------------------------------------------------------- concave polygons
 
 _L = [(0.2, 0.0), (0.2, 0.1), (0.1, 0.1), (0.1, 0.2), (0.0, 0.2), (0.0, 0.0)]  # notch at x, y > 0.1
 _U = [(0.0, 0.0), (0.3, 0.0), (0.3, 0.2), (0.2, 0.2), (0.2, 0.1), (0.1, 0.1), (0.1, 0.2), (0.0, 0.2)]
@@ -128,7 +128,7 @@ def _write_polygon(path, corners3, fmt):
 @pytest.mark.parametrize("fmt", ["obj", "ascii", "binary_little_endian"])
 @pytest.mark.parametrize("shape", ["L", "U", "U-reversed"])
 def test_concave_polygon_is_triangulated_exactly(tmp_path, shape, fmt):
-    """Issue 12: a fan over an L or a U lays triangles over the notch (phantom surfaces)."""
+    """A fan over an L or a U lays triangles over the notch (phantom surfaces)."""
     poly = {"L": _L, "U": _U, "U-reversed": _U[::-1]}[shape]
     corners = _ORIGIN + np.array([u * _E1 + v * _E2 for u, v in poly])
     path = tmp_path / ("face.obj" if fmt == "obj" else "face.ply")
@@ -185,7 +185,7 @@ def test_concave_prism_collider_is_outside_in_its_notch(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["ascii", "binary_big_endian"])
 def test_ply_face_properties_around_the_corner_list_are_read_past(tmp_path, fmt):
-    """Issue 12: flags and texture-coordinate lists beside ``vertex_indices`` (or ``vertex_index``)."""
+    """Flags and texture-coordinate lists beside ``vertex_indices`` (or ``vertex_index``)."""
     head = (f"ply\nformat {fmt} 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
             "element face 2\nproperty uchar flags\nproperty list uchar float texcoord\n"
             "property list uchar int vertex_index\nproperty int material\nend_header\n").encode()

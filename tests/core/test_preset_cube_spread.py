@@ -1,4 +1,4 @@
-"""Issue 11's cube comparison: a 10 cm cube of each preset dropped on a floor, 2 s.
+"""The presets' cube comparison: a 10 cm cube of each preset dropped on a floor, 2 s.
 
 Each preset's cube (1 cm spacing, 1000 particles) is released with its bottom 10 cm above a
 floor. Measured every frame: the footprint (the area π r99² of the 99th-percentile horizontal
@@ -127,7 +127,7 @@ def test_slime_keeps_creeping_while_the_solids_stop(spread):
 
 
 def test_slime_flows_when_left_alone_because_its_springs_relax():
-    """Issue 11's "flows when left alone", lean (one slime cube resting on the floor, twice): with its
+    """The presets' "flows when left alone", lean (one slime cube resting on the floor, twice): with its
     relaxation time of 1 s the footprint still grows by 9.9 % over the last half of 2 s (x3.24, 3.4 cm
     high), while the same slime with ``relaxation_time`` 0 (stress-free dynamic springs that never
     relax: an elastic solid once formed) has stopped (+0.3 %, x2.07, 5.2 cm). Measured on one thread,

@@ -125,7 +125,7 @@ def _submerged(sim: Simulation, size=(0.2, 0.15, 0.1), tank=(0.5, 0.25)) -> floa
 @pytest.mark.parametrize("rho", [250.0, 500.0, 750.0])
 def test_a_box_floats_with_the_share_of_its_height_its_density_gives(rho):
     """Archimedes: after 3 s (settled by 2 s) a box of density ρ floats with ρ / 1000 of its height under
-    the water line, within 0.05 (the issue's tolerance; measured 0.254, 0.498, 0.730 at 4 particles of
+    the water line, within 0.05 (the required tolerance; measured 0.254, 0.498, 0.730 at 4 particles of
     2.5 cm across its height; 0.468 for 500 kg/m³ at 8 across by the free surface), and flat (tilt under 5°)."""
     sim = Simulation(parse_scene(_pool(rho)))
     shares = []
@@ -218,7 +218,7 @@ def test_in_a_closed_tank_without_gravity_the_walls_account_for_the_momentum_los
     grid projection's) and the second ball (their contact). The particles' momentum Σ m v, the balls' M V
     and what they have received but not yet taken, plus the impulse the tank received from the particles
     (its contact report, per unit particle mass, times the particles' mass), less the one it gave the balls
-    (``Bodies.contact_impulse``), add up to the initial momentum to 1e-6 of it, every frame (the issue's
+    (``Bodies.contact_impulse``), add up to the initial momentum to 1e-6 of it, every frame (the required
     tolerance; measured under 2e-8, round-off). Each of the two is over a tenth of the initial momentum
     (measured 0.56-0.65 and 0.48): the test sees either missing. The first ball reaches the far wall through
     the water and squeezes particles against it: the body does not take their push (``bodies.report_squeezed``)

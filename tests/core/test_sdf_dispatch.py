@@ -1,6 +1,6 @@
 """The collider SDFs behind integer codes (colliders/sdf_dispatch.py): every code evaluates exactly
 its function, every registered collider resolves to a code, and the collision kernels that take
-the code are loaded from numba's disk cache by a fresh process (issue 13 item 8)."""
+the code are loaded from numba's disk cache by a fresh process."""
 
 from __future__ import annotations
 

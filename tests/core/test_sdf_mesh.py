@@ -157,7 +157,7 @@ def test_sphere_with_small_hole_keeps_its_inside():
 
 @pytest.mark.parametrize("hole_closing", [0.0, 0.02, 0.06])
 def test_hole_closing_wider_than_the_margin_keeps_the_signs(hole_closing):
-    """Issue 12: the exterior flood starts from grid nodes farther than hole_closing from the
+    """The exterior flood starts from grid nodes farther than hole_closing from the
     surface; with a margin of 2 cells only, 0.06 m at 1 cm cells turned the whole grid inside."""
     box = build_mesh_sdf(*box_mesh((-0.2,) * 3, (0.2,) * 3), cell_size=0.01, padding=0.0,
                          hole_closing=hole_closing)

@@ -165,7 +165,7 @@ def test_a_pool_settles_to_its_depth_and_rests(pools):
     spacing), and the mean speed is under 1 cm/s. Measured at 10 and 12 particles across: depth
     -0.76 % and -0.84 %, mean speed 0.76 and 0.32 cm/s; the fastest particle 8.0 and 1.7 cm/s (the
     simple cubic fill rearranges as it takes its weight, and it is still settling): held under
-    10 cm/s here, the issue's "under 1 cm/s" is met by the mean, not by every particle."""
+    10 cm/s here, the target "under 1 cm/s" is met by the mean, not by every particle."""
     for s, (sim, speeds) in pools.items():
         depth = 2 * sim.state.x[:, 2].mean()
         assert abs(depth / 0.2 - 1) < 0.01, (s, depth)

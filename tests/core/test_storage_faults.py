@@ -1,4 +1,4 @@
-"""File-system faults (issue 12): a file-size limit is exit 3 with a sentence and a resumable cache;
+"""File-system faults: a file-size limit is exit 3 with a sentence and a resumable cache;
 deletion never follows a symlink out of the cache and removes only files the bake wrote."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def _sim(**over) -> Simulation:
 def test_momentum_conserved_by_viscosity_relaxation_and_springs():
     """No gravity, no colliders: internal terms are pairwise antisymmetric (Newton's third law).
 
-    Tolerance 1e-6 relative (the issue's bound): float64 round-off over ~200
+    Tolerance 1e-6 relative (the required bound): float64 round-off over ~200
     steps of ~30 pair terms each is ~1e-13 here; 1e-6 leaves room for platform
     differences, while an asymmetric pair term (the bug this guards against)
     gives O(1). Both materials get one density: the pair terms treat particles as equal masses,

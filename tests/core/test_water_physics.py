@@ -66,7 +66,7 @@ def _slope(t: np.ndarray, z: np.ndarray) -> float:
 @pytest.mark.slow
 def test_dam_break_front_follows_martin_and_moyce(dam_breaks):
     """Front slope dZ/dT over 1.2 <= T <= 3 within 5 % of Martin & Moyce at a/spacing = 20 and 10 %
-    at 10 (the issue's tolerances; measured on this slice of a 1 m column: -0.1 % at 10 and +3.2 % at
+    at 10 (the required tolerances; measured on this slice of a 1 m column: -0.1 % at 10 and +3.2 % at
     20, +4.0 % before the grid's ghost-fluid surface; the full-depth sample scene: docs/materials.md)."""
     ref = martin_moyce_slope()
     errors = {n: _slope(*dam_breaks[n]) / ref - 1 for n in dam_breaks}
@@ -248,11 +248,11 @@ def test_pool_keeps_its_volume_and_calms_down(pool):
     """The interior's number density is within 1 % of the filled lattice's, the liquid's depth (twice
     its mean height, exactly the filled 0.5 m at the start) within 0.5 % (measured +0.05 % since the
     grid projection carries the column's weight; -1.15 % before it, -3.99 % before the walls mirrored
-    the liquid; the issue asks for 1 %), the three layers along the side walls within 1 % of the
+    the liquid; the requirement is 1 %), the three layers along the side walls within 1 % of the
     lattice's counts (1.000 / 1.000 / 1.000; 1.061 / 1.065 / 0.970 once: CHANGELOG.md, method notes, "The wall's
     missing turn"), and 2 s after filling 90 % of the particles move slower than 0.2 cm/s (measured
     0.09; 0.22 with the grid's surface at the first cell without particles, 0.93 before the grid
-    projection) and every particle slower than 1 cm/s, the issue's bound (measured 0.46; 2.1 with
+    projection) and every particle slower than 1 cm/s, the required bound (measured 0.46; 2.1 with
     the surface a cell out; SPlisHSPlasH's DFSPH on this pool: 4.8 cm/s)."""
     x, v = pool.state.x, pool.state.v
     inner = np.all((x[:, :2] > 0.05) & (x[:, :2] < 0.25), axis=1) & (x[:, 2] > 0.05) & (x[:, 2] < 0.40)
@@ -290,7 +290,7 @@ def test_pool_depth_is_the_same_at_a_finer_spacing(pool):
 @pytest.mark.slow
 @pytest.mark.parametrize("spacing", [0.025, 0.025 / 1.5])
 def test_a_resting_pool_stays_under_1_cm_s_from_2_s_to_4_s(spacing):
-    """The issue's "speed below 1 cm/s everywhere after 2 s", at two spacings: no particle of the
+    """The target "speed below 1 cm/s everywhere after 2 s", at two spacings: no particle of the
     0.5 m pool moves faster than 1 cm/s at the end of any frame from 2 s to 4 s (measured 0.47 and
     0.48 cm/s; at s / 2, by ``scripts/benchmarks/pool_at_rest.py --spacing 0.0125``, 0.46). Before the
     grid's surface lay where the cells' content crosses 1/2, a surface particle that
