@@ -334,8 +334,14 @@ def _cmd_preview(args) -> int:
 
 
 def _cmd_schema(args) -> int:
-    from .core.scene.schema_doc import scene_format_markdown
+    from .core.scene.schema_doc import scene_format_markdown, with_terms_table
 
+    if args.terms:
+        page = Path(args.terms)
+        page.write_text(with_terms_table(page.read_text(encoding="utf-8")), encoding="utf-8")
+        _say(f"wrote the table of terms in {page}")
+        if not args.out:
+            return EXIT_OK
     text = scene_format_markdown()
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
@@ -408,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_preview)
     s = sub.add_parser("schema", help="write the scene format reference (docs/scene_format.md)")
     s.add_argument("--out")
+    s.add_argument("--terms", metavar="PAGE",
+                   help="rewrite the table of terms in PAGE (docs/adding_a_model.md) from the terms' modules")
     s.set_defaults(func=_cmd_schema)
     return ap
 

@@ -20,14 +20,14 @@ itself tells old from new, so files saved with layout 2 (never released) and
 objects with no material stamp (Colliders, Domains) are translated the same
 way, with no new stamp.
 
-Parameters a model no longer declares (:data:`REMOVED`: the viscoelastic
-model's ``stiffness``, ``repulsion_factor``, ``rest_density``, ``viscosity`` and
-``viscous_stretching``, replaced by physical units in scene format 2) may still be stored, on the material (layout
-1) or in the model's group. Their values cannot be converted (the new
-parameters measure something else); they are dropped, with one console note
-(a logged warning) per object naming them and what replaced them. The scene file
-refuses them instead (each model's ``removed_parameters``): only the add-on drops
-values silently enough to need the note.
+Parameters a model no longer declares (its ``removed_parameters``, the one list the scene file
+reads too: the viscoelastic model's ``stiffness``, ``repulsion_factor``, ``rest_density``,
+``viscosity``, ``viscous_stretching`` and ``spring_stiffness``, replaced by physical units in scene
+format 2) may still be stored, on the material (layout 1) or in the model's group. Their values
+cannot be converted (the new parameters measure something else); they are dropped, with one console
+note (a logged warning) per object naming them and what replaced them, in the panel's words
+(:func:`removed`). The scene file refuses them instead: only the add-on drops values silently enough
+to need the note.
 
 Presets a model gave to another (its ``moved_presets``: the viscoelastic model's
 jelly and rubber are the elastic model's soft solids now) may still be stored in
@@ -83,24 +83,6 @@ _LAYOUT1_DEFAULT_PRESET = "water"
 # Set on the material when layout 1 first filled it from a preset; layout 2 keeps it per model group.
 INITIALISED = "_initialised"
 
-# Parameters a model no longer declares, per model: name -> what replaced it, in the panel's words.
-# Stored values of these are dropped on upgrade with one note per object. Only add entries.
-REMOVED: dict[str, dict[str, str]] = {
-    "viscoelastic": {
-        "stiffness": "Clavet's stiffness is now derived from Density Error (the largest mean compression, "
-                     "e.g. 0.01)",
-        "repulsion_factor": "the near-pressure is now derived from the Domain's Particle Spacing and Interaction "
-                            "Radius",
-        "rest_density": "cohesion is now Surface Tension in N/m (water 0.072; a Rest Density above 1 was "
-                        "stronger cohesion)",
-        "viscosity": "viscosity is now a kinematic Viscosity in m²/s (water 1e-6, honey 5e-3; Clavet's value in "
-                     "1/s depended on the particle spacing)",
-        "viscous_stretching": "the implicit Viscosity resists stretching as much as compression",
-        "spring_stiffness": "springs are now set by Young's Modulus in Pa (Clavet's Spring Force in 1/s² depended "
-                            "on the particle spacing)",
-    },
-}
-
 # Names a model must not take: its pointer on ob.sph.material would clash with an old value. The
 # check at registration reads them from core.blender_names.MATERIAL_GROUP_NAMES (no bpy there);
 # tests/blender/test_blender_names.py holds the two lists together.
@@ -121,6 +103,14 @@ POSITIONAL: dict[tuple[str, str], tuple[str, ...]] = {
 }
 # Layout 1 kept the model's enums on ob.sph.material itself, numbered the same way.
 _LAYOUT1_ENUMS = {"preset": _OLD_PRESETS, "springs": _OLD_SPRINGS}
+
+
+def removed(model: str) -> dict[str, str]:
+    """Parameters ``model`` no longer declares (its ``removed_parameters``): name -> what replaced it, in
+    the panel's words (a ``Removed``'s ``panel``; a plain advice serves as it is). Empty for a model that
+    is not registered."""
+    spec = SOLVERS.get(model)
+    return {name: getattr(advice, "panel", advice) for name, advice in getattr(spec, "removed_parameters", {}).items()}
 
 
 def _plain(value):
@@ -210,7 +200,7 @@ def _move_layout1(material, keep_model: bool, dropped: dict[str, object]) -> Non
     """Move layout-1 values into the model's group; removed parameters go to ``dropped`` (name -> value)."""
     ob = material.id_data
     keys = set(material.keys())
-    removed = REMOVED.get(_LAYOUT1_MODEL, {})
+    removed_here = removed(_LAYOUT1_MODEL)
     spec = SOLVERS.get(_LAYOUT1_MODEL)
     if spec is None:
         log.warning("%s: the %s model is gone; its old settings are dropped", ob.name, _LAYOUT1_MODEL)
@@ -221,7 +211,7 @@ def _move_layout1(material, keep_model: bool, dropped: dict[str, object]) -> Non
     for key in (k for k in _LAYOUT1_KEYS if k in keys):
         value = _plain(material[key])
         del material[key]
-        if key in removed and key not in declared:
+        if key in removed_here and key not in declared:
             dropped[key] = value
         elif key not in declared:
             log.warning("%s: old material setting %s=%r has no place in the %s model; dropped",
@@ -370,12 +360,12 @@ def _preset_value(group, model: str, name: str):
 def _removed_values(material) -> list[tuple[object, str, str]]:
     """Values of removed parameters stored in a model's group: (group, model, name)."""
     found = []
-    for model, removed in REMOVED.items():
+    for model in SOLVERS:
         group = getattr(material, model, None)
         if group is None:
             continue
         declared = group.bl_rna.properties
-        found += [(group, model, name) for name in removed if name in group and name not in declared]
+        found += [(group, model, name) for name in removed(model) if name in group and name not in declared]
     return found
 
 
@@ -386,7 +376,7 @@ def _show(value) -> str:
 def _note_dropped(ob, dropped: dict[str, dict[str, object]]) -> None:
     """One console note for the object: which saved settings were dropped and what replaced each."""
     several = sum(1 for values in dropped.values() if values) > 1
-    parts = [f"{f'{model} ' if several else ''}{name}={_show(value)}: {REMOVED[model][name]}"
+    parts = [f"{f'{model} ' if several else ''}{name}={_show(value)}: {removed(model)[name]}"
              for model, values in dropped.items() for name, value in values.items()]
     log.warning("%s: material settings of an older version were dropped (they cannot be converted): %s",
                 ob.name, "; ".join(parts))

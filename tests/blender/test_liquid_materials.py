@@ -76,19 +76,23 @@ def _inputs(bsdf) -> dict:
 
 
 def test_every_preset_has_a_look_of_its_own(ext):
+    """The built-in models declare a look for each of their presets (``core/models/presets.py``); a model
+    added later may declare none (its presets get the neutral look: tests/blender/test_adding_a_model.py)."""
     lm, solvers = ext.sub("liquid_materials"), ext.sub("properties").SOLVERS
-    for model, spec in solvers.items():
-        assert set(spec.presets) <= set(lm.LOOKS[model]), f"{model}: a preset without a look renders with the " \
-                                                          "neutral fallback"
-        assert not set(spec.moved_presets) & set(lm.LOOKS.get(model, {})), f"{model}: a look of a preset it gave away"
+    declared = {model: solvers[model].looks for model in ("viscoelastic", "elastic", "sph")}
+    for model, looks in declared.items():
+        spec = solvers[model]
+        assert set(spec.presets) <= set(looks), f"{model}: a preset without a look renders with the neutral one"
+        assert not set(spec.moved_presets) & set(looks), f"{model}: a look of a preset it gave away"
+        assert all(lm.look(model, preset) is looks[preset] for preset in spec.presets)
     # The sph model's classic water is the same substance as water, its melted chocolate the viscoelastic
     # model's chocolate: the pairs allowed to look alike.
-    assert lm.LOOKS["sph"]["classic_water"] == lm.LOOKS["viscoelastic"]["water"]
-    assert lm.LOOKS["sph"]["melted_chocolate"] == lm.LOOKS["viscoelastic"]["chocolate"]
-    every = [lk for model, looks in lm.LOOKS.items() for preset, lk in looks.items()
+    assert declared["sph"]["classic_water"] == declared["viscoelastic"]["water"]
+    assert declared["sph"]["melted_chocolate"] == declared["viscoelastic"]["chocolate"]
+    every = [lk for model, looks in declared.items() for preset, lk in looks.items()
              if (model, preset) not in {("sph", "classic_water"), ("sph", "melted_chocolate")}]
     assert len(set(every)) == len(every), "no two presets look the same"
-    looks = lm.LOOKS["viscoelastic"]
+    looks = declared["viscoelastic"]
     water, honey, plasticine = (looks[k] for k in ("water", "honey", "plasticine"))
     assert water.transmission == 1.0 and water.ior == pytest.approx(1.333) and water.roughness < 0.05
     assert honey.transmission == 1.0 and honey.color[0] > honey.color[1] > 2 * honey.color[2], "amber"
@@ -98,7 +102,7 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert chocolate.transmission == 0.0 and max(chocolate.color) < 0.15 and chocolate.coat >= 0.5, "dark, glossy"
     assert toothpaste.transmission == 0.0 and min(toothpaste.color) > 0.85, "white, opaque"
     assert dough.transmission == 0.0 and dough.roughness >= 0.7 and dough.color[0] > dough.color[2], "beige, matte"
-    solids = lm.LOOKS["elastic"]
+    solids = declared["elastic"]
     jelly, gummy, silicone, rubber, flesh = (solids[k] for k in ("jelly", "gummy", "silicone", "rubber", "flesh"))
     assert jelly.subsurface == 1.0, "translucent by subsurface scattering"
     assert gummy.transmission >= 0.5 and gummy.roughness >= 0.2 and max(gummy.color) > 5 * min(gummy.color), \
@@ -110,7 +114,7 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert flesh.transmission == 0.0 and flesh.subsurface == 1.0, "skin scatters light under its surface"
     assert flesh.color[0] > flesh.color[1] > flesh.color[2] and flesh.subsurface_radius[0] == max(
         flesh.subsurface_radius), "a skin tone, red scattering farthest"
-    lumps = lm.LOOKS["sph"]
+    lumps = declared["sph"]
     putty, clay, potato, snow = (lumps[k] for k in ("putty", "clay", "mashed_potato", "wet_snow"))
     assert all(lk.transmission == 0.0 and lk.roughness >= 0.5 for lk in (putty, clay, potato, snow)), "opaque pastes"
     assert min(putty.color) > 0.6 and putty.color[0] > putty.color[2], "cream"
@@ -118,7 +122,7 @@ def test_every_preset_has_a_look_of_its_own(ext):
     assert potato.color[0] > potato.color[1] > potato.color[2] > 0.4, "pale yellow"
     assert snow.subsurface == 1.0 and snow.color[2] == max(snow.color) and min(snow.color) > 0.85, "white, blue cast"
     for preset, model in solvers["viscoelastic"].moved_presets.items():
-        assert lm.look("viscoelastic", preset) == lm.LOOKS[model][preset], "a bake made before the move"
+        assert lm.look("viscoelastic", preset) == declared[model][preset], "a bake made before the move"
 
 
 def test_lava_glows_by_its_temperature(ext, empty_file):
@@ -144,18 +148,27 @@ def test_lava_glows_by_its_temperature(ext, empty_file):
 def test_looks_are_keyed_by_model_and_preset(ext, empty_file, monkeypatch):
     """Two models may each have a preset of one name: each gets its own look, and one bake holding
     both shades each material index with its own model's."""
-    lm = ext.sub("liquid_materials")
-    other = lm.Look(color=(0.1, 0.2, 0.3), roughness=0.5)
-    monkeypatch.setitem(lm.LOOKS, "other_model", {"water": other})
-    assert lm.look("viscoelastic", "water") == lm.LOOKS["viscoelastic"]["water"] != other
+    lm, base, params = ext.sub("liquid_materials"), ext.core("models.base"), ext.core("scene.params")
+    other = base.Look(color=(0.1, 0.2, 0.3), roughness=0.5)
+
+    class OtherModel(base.MaterialModel):
+        name = "other_model"
+        parameters = (params.Parameter("density", 1000.0, "kg/m^3", 1.0, 1e4, description="Mass per volume."),)
+        presets = {"water": {}, "honey": {}}
+        looks = {"water": other}
+
+    monkeypatch.setitem(lm.SOLVERS, "other_model", OtherModel)
+    water_look = lm.SOLVERS["viscoelastic"].looks["water"]
+    assert lm.look("viscoelastic", "water") == water_look != other
     assert lm.look("other_model", "water") == other
-    assert lm.look("other_model", "honey") == lm.look("no_such_model", "water") == lm.FALLBACK
+    assert lm.look("other_model", "honey") == lm.look("no_such_model", "water") == base.NEUTRAL_LOOK, \
+        "no look declared: the neutral one"
     water = lm.material_for([("viscoelastic", "water")])
     assert lm.material_for([("viscoelastic", "water")]) is water, "built once"
     assert lm.material_for([("other_model", "water")]) is not water
     both = lm.material_for([("viscoelastic", "water"), ("other_model", "water")])
     assert both.name == "SPH Water (Viscoelastic) + Water (Other_Model)"
-    assert _inputs(_shader_for(both, 0))["color"] == pytest.approx(lm.LOOKS["viscoelastic"]["water"].color)
+    assert _inputs(_shader_for(both, 0))["color"] == pytest.approx(water_look.color)
     assert _inputs(_shader_for(both, 1))["color"] == pytest.approx(other.color)
 
 
@@ -189,7 +202,7 @@ def test_a_material_made_while_jelly_was_viscoelastic_is_kept(ext, empty_file):
     # A cache baked before the move names the viscoelastic model: the look is the elastic model's.
     stale = lm.material_for([("viscoelastic", "rubber")])
     assert stale is not older and _inputs(_shader_for(stale, 0))["color"] == pytest.approx(
-        lm.LOOKS["elastic"]["rubber"].color)
+        lm.SOLVERS["elastic"].looks["rubber"].color)
 
 
 def test_the_cache_names_each_materials_model_and_preset(ext, tmp_path):

@@ -1,62 +1,47 @@
-"""docs/adding_a_model.md followed literally: its example model (gravity and linear drag) is taken from
-the page, written beside the built-in models as the page says (one model file, its kernels beside
-it), registered with the page's registry line, and baked.
+"""docs/adding_a_model.md followed literally: its example (gravity and linear drag: one term and a model
+that lists it) is taken from the page, written beside the built-in terms and models as the page says,
+imported and registered with the page's import and registry lines, and baked.
 
-Nothing else in the package is edited: the files go to a temporary folder added to the
-``sph_addon.core.models`` package's search path, and the registry line is the dict entry the page
-shows, applied through ``solvers.register`` (the same checks as a built-in model's).
+Nothing in the package is edited: the files go to a temporary folder joined to the search path of the
+``sph_addon.core.terms`` and ``sph_addon.core.models`` packages, and the registry line is the dict entry
+the page shows, applied through ``models.register`` (the same checks as a built-in model's)
+(``tests/adding_a_model_page.py``, shared with the Blender test that follows the page's step 8).
 """
 
 from __future__ import annotations
 
 import math
-import re
-import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, scene_dict
+from adding_a_model_page import page_model
+from conftest import scene_dict
 
-from sph_addon.core import models as solvers
+import sph_addon.core
+from sph_addon.core.models.base import Look
 from sph_addon.core.scene.scene_file import parse_scene
+from sph_addon.core.terms.base import Term
 from sph_addon.core.world.simulation import Simulation
 
-DOC = REPO / "docs" / "adding_a_model.md"
-MODEL_FILE = "sph_addon/core/solvers/drag_stokes1851.py"
-KERNEL_FILE = "sph_addon/core/solvers/drag_stokes1851_kernels.py"
 G = 9.81
-
-
-def _code_after(text: str, label: str) -> str:
-    """The first ```python block after the line that starts with ``label``."""
-    at = text.index(label)
-    match = re.compile(r"```python\n(.*?)```", re.S).search(text, at)
-    assert match, f"no code block after {label!r}"
-    return match.group(1)
 
 
 @pytest.fixture(scope="module")
 def drag_model(tmp_path_factory):
-    text = DOC.read_text(encoding="utf-8")
-    folder = tmp_path_factory.mktemp("drag_model")
-    for path in (MODEL_FILE, KERNEL_FILE):
-        (folder / path.rsplit("/", 1)[1]).write_text(_code_after(text, f"`{path}`:"), encoding="utf-8")
-    registry_line = _code_after(text, "The registry line")
-    solvers.__path__.append(str(folder))
-    added = []
-    try:
-        from sph_addon.core.solvers.drag_stokes1851 import DragModel
+    with page_model(sph_addon.core, tmp_path_factory.mktemp("page_model")) as model:
+        yield model
 
-        entries = eval("{" + registry_line + "}", {"DragModel": DragModel})  # the page's dict entry
-        for model in entries.values():
-            added.append(solvers.register(model).name)
-        yield DragModel
-    finally:
-        for name in added:
-            solvers.unregister(name)
-        solvers.__path__.remove(str(folder))
-        for module in [m for m in sys.modules if m.startswith("sph_addon.core.models.drag_stokes1851")]:
-            del sys.modules[module]
+
+def test_the_page_s_model_is_a_list_of_one_term_and_declares_its_looks(drag_model):
+    """The page's example is what the page says a model is: a list of terms, here one term (one method
+    from one paper, in a file named after it), and the looks of its presets (the replay shades a preset
+    without one with the neutral look)."""
+    assert drag_model.name == "drag" and len(drag_model.terms) == 1
+    (term,) = drag_model.terms
+    assert issubclass(term, Term) and term.name == term.__module__.rsplit(".", 1)[1] == "linear_drag_stokes1851"
+    assert term.__module__.startswith("sph_addon.core.terms.") and term.parameters == ("drag",)
+    assert set(drag_model.looks) < set(drag_model.presets), "one preset with a look, one without"
+    assert all(isinstance(look, Look) for look in drag_model.looks.values())
 
 
 def _fall(substeps: int, drag: float, frames: int) -> float:
@@ -72,7 +57,7 @@ def _fall(substeps: int, drag: float, frames: int) -> float:
 
 
 def test_the_page_s_model_falls_at_the_analytic_velocity_and_converges_at_first_order(drag_model):
-    """From rest, v(t) = -(g/k)(1 - e^{-kt}). The scheme kicks by g Δt and the model decays by e^{-kΔt}:
+    """From rest, v(t) = -(g/k)(1 - e^{-kt}). The scheme kicks by g Δt and the term decays by e^{-kΔt}:
     first order, an error of about k Δt / 2 of the terminal speed (0.8 % at 40 substeps a frame, k =
     20 1/s). Checked after 1 s (terminal speed reached to 2e-9): within 1.2 % at 40 substeps and half
     of that at 80 (order 1 within 10 %)."""

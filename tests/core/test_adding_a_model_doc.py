@@ -1,21 +1,23 @@
-"""docs/adding_a_model.md stays true: its paths exist and every registered model follows its checklist."""
+"""docs/adding_a_model.md stays true: its paths exist, its table of terms is the code's, the files it
+says a newcomer touches are the example's, and every registered model follows its checklist."""
 
 import ast
 import re
 
+from adding_a_model_page import FILES
 from conftest import REPO
 
 from sph_addon.core.models import SOLVERS
 from sph_addon.core.models.base import MaterialModel
 from sph_addon.core.numerics.kernels import KERNELS
-from sph_addon.core.scene.schema_doc import scene_format_markdown
+from sph_addon.core.scene.schema_doc import scene_format_markdown, with_terms_table
 from sph_addon.core.world.integrators import INTEGRATORS
 
 DOC = REPO / "docs" / "adding_a_model.md"
 
 
 def test_every_path_the_checklist_names_exists():
-    # The example's two files are written by tests/core/test_adding_a_model.py, not kept in the package.
+    # The example's files are written by tests/adding_a_model_page.py, not kept in the package.
     text = DOC.read_text(encoding="utf-8").split("## Example")[0]
     paths = set(re.findall(r"`((?:sph_addon|tests|docs|scripts)/[^`<>*\s]+)`", text))
     assert len(paths) > 8, "the checklist must point at real files"
@@ -23,6 +25,27 @@ def test_every_path_the_checklist_names_exists():
     assert not missing, missing
     for scheme in INTEGRATORS:
         assert f"`{scheme}`" in text, f"the checklist does not mention the {scheme!r} scheme"
+
+
+def test_the_table_of_terms_is_the_code_s():
+    """The page's table of terms is generated from the terms' modules, like docs/scene_format.md."""
+    text = DOC.read_text(encoding="utf-8")
+    assert text == with_terms_table(text), "run: python -m sph_addon schema --terms docs/adding_a_model.md"
+
+
+def test_the_files_a_newcomer_touches_are_the_example_s():
+    """The page's list of the files a new model touches names each file of its example (by the list's
+    pattern), the registry and the docs; no file in sph_addon/blender/ or sph_addon/core/scene/."""
+    section = DOC.read_text(encoding="utf-8").split("## The files you touch")[1].split("\n## ")[0]
+    listed = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+    patterns = [re.escape(p).replace(re.escape("<method>_<author><year>"), r"[a-z_]+_[a-z]+\d{4}").replace(
+        re.escape("<family>_<author><year>"), r"[a-z_]+_[a-z]+\d{4}").replace(re.escape("<name>"), r"\w+")
+        for p in listed]
+    for path in FILES:
+        assert sum(bool(re.fullmatch(p, path)) for p in patterns) == 1, f"{path} is not one of the page's files"
+    assert {"sph_addon/core/models/__init__.py", "docs/scene_format.md", "docs/materials.md",
+            "docs/adding_a_model.md"} <= set(listed)
+    assert not [p for p in listed if p.startswith(("sph_addon/blender/", "sph_addon/core/scene/"))]
 
 
 def test_the_registry_line_in_the_checklist_is_the_code_s():

@@ -29,7 +29,7 @@ from conftest import REPO, scene_dict
 from sph_addon.core import models as solvers
 from sph_addon.core.bake import bake
 from sph_addon.core.cache.cache_dir import CacheDir
-from sph_addon.core.models.base import ArraySpec, CacheField, MaterialModel
+from sph_addon.core.models.base import ArraySpec, CacheField, Look, MaterialModel, Removed
 from sph_addon.core.scene.params import Parameter
 
 KILL_ENV = "SPH_TEST_TOY_KILL_AFTER_FRAMES"
@@ -108,6 +108,20 @@ def test_declarations_generate_a_typed_parameter_class():
         p.frequency = 4.0
     with pytest.raises(TypeError, match="undeclared"):
         type("Bad", (MaterialModel,), {"name": "bad", "parameters": (), "presets": {"x": {"nope": 1}}})
+
+
+def test_looks_and_removed_parameters_are_declarations_of_the_model():
+    """A preset's look is data beside the presets (optional: the replay shades a preset without one with the
+    neutral look); a look of no preset is refused. A removed parameter's advice is the scene file's text,
+    with the panel's words beside it for the note an old .blend file's upgrade logs."""
+    assert ToyOscillator.looks == {} and MaterialModel.looks == {}
+    density = Parameter("density", 1000.0, "kg/m^3", 1.0, 25000.0, description="mass per volume")
+    with pytest.raises(TypeError, match="Look of one of its presets"):
+        type("Bad", (MaterialModel,), {"name": "bad", "parameters": (density,), "presets": {"x": {}},
+                                       "looks": {"y": Look(color=(1.0, 1.0, 1.0), roughness=0.5)}})
+    advice = Removed("delete this field and set density_error", "set Density Error")
+    assert advice == "delete this field and set density_error" and f"{advice}." == advice + "."
+    assert advice.panel == "set Density Error" and Removed("one text").panel == "one text"
 
 
 def test_toy_model_bakes_in_one_world_with_viscoelastic_particles(tmp_path, write_scene, toy_registered):

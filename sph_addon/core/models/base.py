@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..passes.heat_parameters import MATERIAL_PARAMETERS as WORLD_MATERIAL_PARAMETERS
 from ..scene.params import Parameter, make_params_class
 from ..terms.base import POSITION, VELOCITY, ArraySpec, Term, Workspace, per_material
 from ..world.state import ArrayAccess
@@ -79,6 +80,57 @@ class DerivedConstant:
     value: float
     unit: str
     label: str
+
+
+@dataclass(frozen=True)
+class Look:
+    """How the replay shades the particles and surface of one preset: Principled BSDF settings, as data.
+
+    Declared by a model beside its presets (``looks``); ``blender/liquid_materials.py`` only turns it into
+    a Blender material. Colours are linear RGB, lengths in metres.
+
+    Attributes
+    ----------
+    color : base colour. roughness : 0 (mirror) .. 1 (matte). ior : index of refraction.
+    transmission : 0 (opaque) .. 1 (clear glass-like). subsurface : weight of subsurface scattering.
+    subsurface_radius : how far each of red, green, blue scatters, relative. subsurface_scale : m.
+    coat, coat_roughness : a clear coat's weight and roughness. specular : specular IOR level.
+    glow : (from °C, to °C, strength): a black-body emission at the point's ``temperature``, its strength
+        rising from 0 at ``glow[0]`` to ``glow[2]`` at ``glow[1]``; None: no emission.
+    """
+
+    color: tuple[float, float, float]
+    roughness: float
+    ior: float = 1.45
+    transmission: float = 0.0
+    subsurface: float = 0.0
+    subsurface_radius: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    subsurface_scale: float = 0.05
+    coat: float = 0.0
+    coat_roughness: float = 0.03
+    specular: float = 0.5
+    glow: tuple[float, float, float] | None = None
+
+
+# The look of a preset whose model declares none for it (a model added later, a test's toy): the light-blue
+# glossy look the replay used before looks per preset existed.
+NEUTRAL_LOOK = Look(color=(0.30, 0.58, 0.95), roughness=0.15)
+
+
+class Removed(str):
+    """The advice for a parameter a model no longer declares (a value of ``removed_parameters``).
+
+    The string is the scene file's advice, in its field names (the validator refuses the field with it);
+    ``panel`` is the same advice in the Blender panel's words (its labels), which the upgrade of an old
+    .blend file logs when it drops the stored value (``blender/migrate.py``). A plain string serves both.
+    """
+
+    panel: str
+
+    def __new__(cls, scene: str, panel: str = "") -> Removed:
+        self = super().__new__(cls, scene)
+        self.panel = panel or scene
+        return self
 
 
 @dataclass(frozen=True)
@@ -176,6 +228,8 @@ class MaterialModel:
     citation : the paper the model implements (module docstrings cite equations).
     parameters : the declared parameters; ``Params`` (a frozen dataclass) is generated from them.
     presets : preset name -> overrides of the defaults, scoped to this model.
+    looks : preset name -> its :class:`Look` in the replay (optional; a preset without one is shaded with
+        :data:`NEUTRAL_LOOK`).
     arrays : per-particle arrays the model may add (see :meth:`active_arrays`).
     cache_fields : extra properties written to the particle frames.
     integrator : key of ``integrators.INTEGRATORS`` that advances this model's particles.
@@ -185,7 +239,9 @@ class MaterialModel:
     density : the name of the parameter holding the material's mass density, kg/m³ (the particles'
         mass, the energies of the diagnostics and of the blow-up watch).
     removed_parameters : parameter name -> what to do instead, for scene files that still set one
-        this model no longer has (the validator names it with this advice).
+        this model no longer has (the validator names it with this advice) and for .blend files that still
+        store one (the upgrade drops it with a note): a :class:`Removed` to word the note for the panel.
+        Only add entries: old files hold them whatever the model declares today.
     keeps_shape : its particles keep the shape they were emitted in (a solid's rest state): an inflow, which
         emits a stream, cannot carry its materials.
     moved_presets : preset name -> the model that has it now, for scene and .blend files naming a preset
@@ -198,6 +254,7 @@ class MaterialModel:
     citation: ClassVar[str] = ""
     parameters: ClassVar[tuple[Parameter, ...]] = ()
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    looks: ClassVar[Mapping[str, Look]] = {}
     arrays: ClassVar[Mapping[str, ArraySpec]] = {}
     cache_fields: ClassVar[tuple[CacheField, ...]] = ()
     integrator: ClassVar[str] = "prediction_relaxation"
@@ -211,6 +268,10 @@ class MaterialModel:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         camel = "".join(part.title() for part in (cls.name or cls.__name__).split("_"))
+        # Every material carries the world passes' parameters (heat, phase): declared once, here, after the
+        # model's own (a model that lists them itself keeps its order).
+        own = {p.name for p in cls.parameters}
+        cls.parameters = (*cls.parameters, *(p for p in WORLD_MATERIAL_PARAMETERS if p.name not in own))
         cls.Params = make_params_class(f"{camel}Params", cls.parameters,
                                        f"Parameters of the {cls.name!r} material model.")
         names = {p.name for p in cls.parameters}
@@ -225,6 +286,9 @@ class MaterialModel:
             unknown = set(values) - names
             if unknown:
                 raise TypeError(f"{cls.__name__}: preset {preset!r} sets undeclared {sorted(unknown)}")
+        for preset, look in cls.looks.items():
+            if preset not in cls.presets or not isinstance(look, Look):
+                raise TypeError(f"{cls.__name__}: looks[{preset!r}] must be a Look of one of its presets")
         if cls.density not in names:
             raise TypeError(f"{cls.__name__}: its density parameter {cls.density!r} is not declared")
 

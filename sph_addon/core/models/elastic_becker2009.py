@@ -22,7 +22,7 @@ from ..terms.contact_macklin2014 import ContactMacklin2014
 from ..terms.elasticity_becker2009 import ElasticityBecker2009, lame
 from .base import DerivedConstant, MaterialModel
 from .elastic_becker2009_parameters import NAME, PARAMETERS
-from .presets import ELASTIC_PRESETS
+from .presets import ELASTIC_LOOKS, ELASTIC_PRESETS
 
 
 class ElasticModel(MaterialModel):
@@ -34,6 +34,7 @@ class ElasticModel(MaterialModel):
     citation = "Becker, Ihmsen, Teschner, Corotated SPH for deformable solids, Eurographics NPH 2009"
     parameters = PARAMETERS
     presets = ELASTIC_PRESETS
+    looks = ELASTIC_LOOKS
     integrator = "prediction_relaxation"
     terms = (ElasticityBecker2009, ContactMacklin2014)
     density = "density"

@@ -7,7 +7,6 @@ The model itself, and how each parameter enters the method, is in ``elastic_beck
 
 from __future__ import annotations
 
-from ..passes.heat_parameters import MATERIAL_PARAMETERS as HEAT_PARAMETERS
 from ..scene.params import Parameter
 
 NAME = "elastic"
@@ -31,5 +30,4 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("strain", "linear", choices=STRAIN_CHOICES, label="Strain",
               description="linear: corotated linear strain (Becker eq. 14-15), right for any rotation and "
                           "moderate stretch; green: Green-Saint-Venant strain, stiffer under large stretch."),
-    *HEAT_PARAMETERS,
 )

@@ -3,9 +3,14 @@
 Values are overrides of the model's declared defaults, in SI units (see each
 parameter's unit). Tuned at particle spacing 0.02-0.05 m with h = 2.5 spacing
 and the automatic substeps; see docs/materials.md for how each was checked.
+
+Beside them, each preset's look in the replay (``*_LOOKS``, a model's ``looks``): bpy-free data that
+``blender/liquid_materials.py`` turns into a Blender material.
 """
 
 from __future__ import annotations
+
+from .base import Look
 
 VISCOELASTIC_PRESETS: dict[str, dict] = {
     # Inviscid at any spacing we bake: ν = 1e-6 m²/s (20 °C) is solved, and is far below what the
@@ -175,4 +180,100 @@ SPH_PRESETS: dict[str, dict] = {
 MELTING_PAIRS: dict[str, str] = {
     "dark_chocolate": "melted_chocolate", "butter": "melted_butter", "candle_wax": "molten_wax",
     "ice_cream": "melted_ice_cream", "cheese": "melted_cheese", "basalt": "lava",
+}
+
+
+# The replay's look of each preset (a model's ``looks``), chosen from what each substance does to light:
+#
+# - water: clear, refractive (IOR 1.333), barely tinted, almost mirror smooth;
+# - honey: amber, refractive (IOR 1.49, about that of honey), light through thin parts and a deep amber
+#   through thick ones (the tint is applied at each surface crossing);
+# - mud: opaque dark brown with a thin glossy wet film (a clear coat);
+# - slime: green, mostly transmissive and glossy;
+# - plasticine: opaque, matte, with a little subsurface softness;
+# - oil: golden and clear, refractive (IOR 1.47, olive oil's), smooth;
+# - chocolate: opaque dark brown, glossy (a clear coat on a fat surface);
+# - toothpaste: opaque white, a soft sheen, a touch of subsurface (a paste scatters light);
+# - dough: pale beige, matte, soft subsurface scattering (flour and water).
+VISCOELASTIC_LOOKS: dict[str, Look] = {
+    "water": Look(color=(0.85, 0.95, 1.0), roughness=0.01, ior=1.333, transmission=1.0),
+    "honey": Look(color=(1.0, 0.42, 0.03), roughness=0.05, ior=1.49, transmission=1.0),
+    "mud": Look(color=(0.09, 0.055, 0.03), roughness=0.55, coat=0.35, coat_roughness=0.12),
+    "slime": Look(color=(0.35, 0.9, 0.08), roughness=0.08, ior=1.4, transmission=0.85, coat=0.2),
+    "plasticine": Look(color=(0.7, 0.25, 0.09), roughness=0.8, specular=0.25, subsurface=0.1,
+                       subsurface_radius=(1.0, 0.5, 0.3), subsurface_scale=0.005),
+    "oil": Look(color=(0.95, 0.72, 0.12), roughness=0.02, ior=1.47, transmission=1.0),
+    "chocolate": Look(color=(0.09, 0.035, 0.015), roughness=0.2, coat=0.8, coat_roughness=0.05),
+    "toothpaste": Look(color=(0.92, 0.93, 0.94), roughness=0.35, subsurface=0.3,
+                       subsurface_radius=(1.0, 1.0, 1.0), subsurface_scale=0.005),
+    "dough": Look(color=(0.86, 0.74, 0.55), roughness=0.85, specular=0.3, subsurface=0.4,
+                  subsurface_radius=(1.0, 0.8, 0.6), subsurface_scale=0.01),
+}
+
+# Lava and basalt glow where hot (by their ``temperature`` attribute): dull red from ~600 °C to yellow-white at
+# 1200 °C, as cooling lava's crust darkens.
+_LAVA_GLOW = (600.0, 1200.0, 12.0)
+
+# The soft solids:
+#
+# - jelly: red, translucent by subsurface scattering (light enters, scatters, comes out reddened), with a
+#   glossy skin;
+# - gummy: orange, translucent (mostly transmissive, IOR 1.47 of a sugar gel) with a frosted surface and some
+#   scattering inside;
+# - silicone: off-white, matte, translucent by wide subsurface scattering (IOR 1.41, silicone's);
+# - rubber: opaque charcoal, a satin sheen;
+# - flesh: a skin tone, subsurface scattering that reaches farthest in red (as skin's does);
+#
+# and the melting solids: a tempered bar's satin gloss for dark chocolate; butter, wax, ice cream and cheese
+# opaque-to-translucent by subsurface scattering; basalt dark rock that glows where hot.
+ELASTIC_LOOKS: dict[str, Look] = {
+    "jelly": Look(color=(0.9, 0.08, 0.12), roughness=0.12, ior=1.4, subsurface=1.0,
+                  subsurface_radius=(1.0, 0.2, 0.2), subsurface_scale=0.08, coat=0.6),
+    "gummy": Look(color=(1.0, 0.3, 0.01), roughness=0.3, ior=1.47, transmission=0.8, subsurface=0.3,
+                  subsurface_radius=(1.0, 0.4, 0.1), subsurface_scale=0.02),
+    "silicone": Look(color=(0.88, 0.87, 0.83), roughness=0.6, ior=1.41, subsurface=1.0,
+                     subsurface_radius=(1.0, 0.95, 0.85), subsurface_scale=0.03, specular=0.4),
+    "rubber": Look(color=(0.04, 0.04, 0.045), roughness=0.45, specular=0.4),
+    "flesh": Look(color=(0.8, 0.5, 0.4), roughness=0.45, ior=1.4, subsurface=1.0,
+                  subsurface_radius=(1.0, 0.2, 0.1), subsurface_scale=0.01),
+    "dark_chocolate": Look(color=(0.08, 0.03, 0.013), roughness=0.3, coat=0.5, coat_roughness=0.1),
+    "butter": Look(color=(0.95, 0.8, 0.35), roughness=0.45, subsurface=0.4, subsurface_radius=(1.0, 0.9, 0.5),
+                   subsurface_scale=0.01),
+    "candle_wax": Look(color=(0.93, 0.9, 0.85), roughness=0.4, subsurface=1.0, subsurface_radius=(1.0, 0.8, 0.6),
+                       subsurface_scale=0.02),
+    "ice_cream": Look(color=(0.98, 0.9, 0.78), roughness=0.7, subsurface=0.6, subsurface_radius=(1.0, 0.9, 0.8),
+                      subsurface_scale=0.01, specular=0.3),
+    "cheese": Look(color=(0.95, 0.78, 0.3), roughness=0.5, subsurface=0.5, subsurface_radius=(1.0, 0.8, 0.4),
+                   subsurface_scale=0.01),
+    "basalt": Look(color=(0.03, 0.028, 0.026), roughness=0.85, specular=0.3, glow=_LAVA_GLOW),
+}
+
+# The lumps and the liquids:
+#
+# - classic_water: water's look (it is water);
+# - putty: off-white cream (chalk in linseed oil), matte, a trace of subsurface scattering;
+# - clay: terracotta brown, a faint wet sheen (a thin clear coat);
+# - mashed_potato: pale yellow, matte, soft subsurface scattering;
+# - wet_snow: white with a blue cast, translucent by wide subsurface scattering (IOR 1.31, ice's);
+#
+# and the melted materials, glossier than their solids: melted chocolate is the viscoelastic model's chocolate
+# (the same substance); lava dark rock that glows where hot, like basalt.
+SPH_LOOKS: dict[str, Look] = {
+    "classic_water": VISCOELASTIC_LOOKS["water"],
+    "putty": Look(color=(0.78, 0.74, 0.62), roughness=0.7, specular=0.3, subsurface=0.05,
+                  subsurface_radius=(1.0, 0.9, 0.7), subsurface_scale=0.003),
+    "clay": Look(color=(0.42, 0.2, 0.11), roughness=0.6, specular=0.35, coat=0.15, coat_roughness=0.2),
+    "mashed_potato": Look(color=(0.93, 0.82, 0.52), roughness=0.75, specular=0.35, subsurface=0.3,
+                          subsurface_radius=(1.0, 0.85, 0.5), subsurface_scale=0.005),
+    "wet_snow": Look(color=(0.9, 0.93, 0.97), roughness=0.5, ior=1.31, subsurface=1.0,
+                     subsurface_radius=(0.8, 0.9, 1.0), subsurface_scale=0.02),
+    "melted_chocolate": VISCOELASTIC_LOOKS["chocolate"],
+    "melted_butter": Look(color=(1.0, 0.78, 0.2), roughness=0.05, ior=1.47, transmission=0.9),
+    "molten_wax": Look(color=(0.95, 0.92, 0.85), roughness=0.05, ior=1.44, transmission=0.7, subsurface=0.3,
+                       subsurface_scale=0.01),
+    "melted_ice_cream": Look(color=(0.98, 0.9, 0.78), roughness=0.2, subsurface=0.6,
+                             subsurface_radius=(1.0, 0.9, 0.8), subsurface_scale=0.01),
+    "melted_cheese": Look(color=(1.0, 0.75, 0.2), roughness=0.25, subsurface=0.5, subsurface_radius=(1.0, 0.7, 0.3),
+                          subsurface_scale=0.01, coat=0.3),
+    "lava": Look(color=(0.03, 0.025, 0.02), roughness=0.6, specular=0.3, glow=_LAVA_GLOW),
 }

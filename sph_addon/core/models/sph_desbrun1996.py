@@ -29,7 +29,7 @@ from ..terms.surface_tension_brackbill1992 import SurfaceTensionBrackbill1992
 from ..terms.viscosity_weiler2018 import AddedViscosityWeiler2018
 from ..terms.yield_papanastasiou1987 import YieldPapanastasiou1987
 from .base import CacheField, DerivedConstant, MaterialModel
-from .presets import SPH_PRESETS
+from .presets import SPH_LOOKS, SPH_PRESETS
 from .sph_desbrun1996_parameters import NAME, PARAMETERS
 
 GRAVITY = 9.81  # m/s², for the column depth the panel reports
@@ -45,6 +45,7 @@ class SphModel(MaterialModel):
     citation = "Desbrun & Cani, Smoothed Particles: A new paradigm for animating highly deformable bodies, 1996"
     parameters = PARAMETERS
     presets = SPH_PRESETS
+    looks = SPH_LOOKS
     integrator = "leapfrog"
     terms = (SmoothedParticlesDesbrun1996, SurfaceTensionBrackbill1992, YieldPapanastasiou1987,
              AddedViscosityWeiler2018)

@@ -8,7 +8,6 @@ The model is in ``sph_desbrun1996``; how each parameter enters the equations is 
 
 from __future__ import annotations
 
-from ..passes.heat_parameters import MATERIAL_PARAMETERS as HEAT_PARAMETERS
 from ..scene.params import Parameter
 
 NAME = "sph"
@@ -44,5 +43,4 @@ PARAMETERS: tuple[Parameter, ...] = (
               description="γ, the liquid's surface tension (water 0.072, oil ~0.03): Brackbill 1992's "
                           "continuum surface force, applied at every micro-step; it limits the substep to "
                           "0.2 sqrt(ρ s³/γ). 0: none (the classic liquid of the lecture)."),
-    *HEAT_PARAMETERS,
 )

@@ -42,8 +42,8 @@ from ..terms.viscosity_clavet2005 import ViscosityClavet2005
 from ..terms.viscosity_weiler2018 import ViscosityWeiler2018
 from ..terms.xsph_monaghan1989 import XsphMonaghan1989
 from ..terms.yield_papanastasiou1987 import YieldPapanastasiou1987
-from .base import DerivedConstant, MaterialModel
-from .presets import VISCOELASTIC_PRESETS
+from .base import DerivedConstant, MaterialModel, Removed
+from .presets import VISCOELASTIC_LOOKS, VISCOELASTIC_PRESETS
 from .viscoelastic_clavet2005_parameters import NAME, PARAMETERS
 
 
@@ -62,30 +62,47 @@ class ViscoelasticModel(MaterialModel):
     citation = "Clavet, Beaudoin, Poulin, Particle-based Viscoelastic Fluid Simulation, SCA 2005 (thesis 2005)"
     parameters = PARAMETERS
     presets = VISCOELASTIC_PRESETS
+    looks = VISCOELASTIC_LOOKS
     integrator = "prediction_relaxation"
     terms = (XsphMonaghan1989, SurfaceTensionBrackbill1992, YieldPapanastasiou1987, ViscosityWeiler2018,
              ViscosityClavet2005, PressureProjectionZhu2005, SpringsClavet2005, RelaxationClavet2005)
     density = "density"
     # Springs approximated these solids until the elastic model (Becker 2009) came; files naming them bake it.
     moved_presets = {"jelly": "elastic", "rubber": "elastic"}
-    # Parameters scene format 1 had: a file overriding one is refused at its JSON path with this advice.
+    # Parameters scene format 1 (and layout 1 of the .blend settings) had: a scene file overriding one is
+    # refused at its JSON path with this advice; a .blend file storing one has it dropped, noted in the
+    # panel's words.
     removed_parameters = {
-        "stiffness": "removed in scene format 2: Clavet's stiffness is now derived from density_error (largest "
-                     "mean compression, e.g. 0.01); delete this field and set density_error",
-        "repulsion_factor": "removed in scene format 2: Clavet's near-pressure stiffness is now derived from the "
-                            "particle spacing and support_factor (it keeps particles apart at any resolution); "
-                            "delete this field (density_error sets how incompressible the liquid is)",
-        "rest_density": "removed in scene format 2: the rest density is now the density of the particle lattice "
-                        "and cohesion is now surface_tension in N/m (water 0.072; a rest_density above 1 was "
-                        "stronger cohesion: raise surface_tension); delete this field and set surface_tension",
-        "viscosity": "removed in scene format 2: Clavet's σ in 1/s depended on the particle spacing; viscosity "
-                     "is now kinematic_viscosity in m²/s (water 1e-6, olive oil 1e-4, honey 5e-3, lava 1-100); "
-                     "delete this field and set kinematic_viscosity",
-        "spring_stiffness": "removed in scene format 2: Clavet's k_spring in 1/s² depended on the particle "
-                            "spacing; springs are now set by youngs_modulus in Pa (soft gelatin 1e3-1e4, firm "
-                            "jelly 2e4, rubber 1e6): delete this field and set youngs_modulus",
-        "viscous_stretching": "removed in scene format 2: the implicit viscosity (kinematic_viscosity) resists "
-                              "stretching as much as compression; delete this field",
+        "stiffness": Removed(
+            "removed in scene format 2: Clavet's stiffness is now derived from density_error (largest "
+            "mean compression, e.g. 0.01); delete this field and set density_error",
+            "Clavet's stiffness is now derived from Density Error (the largest mean compression, e.g. 0.01)"),
+        "repulsion_factor": Removed(
+            "removed in scene format 2: Clavet's near-pressure stiffness is now derived from the "
+            "particle spacing and support_factor (it keeps particles apart at any resolution); "
+            "delete this field (density_error sets how incompressible the liquid is)",
+            "the near-pressure is now derived from the Domain's Particle Spacing and Interaction Radius"),
+        "rest_density": Removed(
+            "removed in scene format 2: the rest density is now the density of the particle lattice "
+            "and cohesion is now surface_tension in N/m (water 0.072; a rest_density above 1 was "
+            "stronger cohesion: raise surface_tension); delete this field and set surface_tension",
+            "cohesion is now Surface Tension in N/m (water 0.072; a Rest Density above 1 was stronger cohesion)"),
+        "viscosity": Removed(
+            "removed in scene format 2: Clavet's σ in 1/s depended on the particle spacing; viscosity "
+            "is now kinematic_viscosity in m²/s (water 1e-6, olive oil 1e-4, honey 5e-3, lava 1-100); "
+            "delete this field and set kinematic_viscosity",
+            "viscosity is now a kinematic Viscosity in m²/s (water 1e-6, honey 5e-3; Clavet's value in 1/s "
+            "depended on the particle spacing)"),
+        "spring_stiffness": Removed(
+            "removed in scene format 2: Clavet's k_spring in 1/s² depended on the particle "
+            "spacing; springs are now set by youngs_modulus in Pa (soft gelatin 1e3-1e4, firm "
+            "jelly 2e4, rubber 1e6): delete this field and set youngs_modulus",
+            "springs are now set by Young's Modulus in Pa (Clavet's Spring Force in 1/s² depended on the "
+            "particle spacing)"),
+        "viscous_stretching": Removed(
+            "removed in scene format 2: the implicit viscosity (kinematic_viscosity) resists "
+            "stretching as much as compression; delete this field",
+            "the implicit Viscosity resists stretching as much as compression"),
     }
 
     @classmethod

@@ -6,7 +6,6 @@ The model itself, and how each parameter enters Clavet's method, is in ``viscoel
 
 from __future__ import annotations
 
-from ..passes.heat_parameters import MATERIAL_PARAMETERS as HEAT_PARAMETERS
 from ..scene.params import Parameter
 from ..terms.pressure_projection_zhu2005 import PROJECTION_CHOICES
 from ..terms.springs_clavet2005 import SPRING_MODES
@@ -61,5 +60,4 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("yield_ratio", 0.1, "", 0.0, 10.0, label="Elastic Limit",
               description="γ, deformation (fraction of rest length) below which springs stay elastic "
                           "(Clavet eq. 5.2)."),
-    *HEAT_PARAMETERS,
 )

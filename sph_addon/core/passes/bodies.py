@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..colliders.rigid_body import RigidBodyMotion, distances, matrix_quaternion, normals, surface_samples
+from .base import PassSetup, WorldPass
 
 ITERATIONS = 12  # sequential-impulse sweeps over a substep's contacts
 PUSH_OUT = 0.2  # fraction of an overlap removed per substep (Baumgarte's β)
@@ -51,7 +52,7 @@ class Body:
         self.impulse, self.torque = np.zeros(3), np.zeros(3)
 
 
-class Bodies:
+class Bodies(WorldPass):
     """The dynamic colliders of one simulation (module docstring).
 
     Parameters
@@ -68,6 +69,13 @@ class Bodies:
         other give and take the same).
     """
 
+    name = "bodies"
+    checkpointed = True
+
+    @classmethod
+    def build(cls, setup: PassSetup) -> Bodies:
+        return cls(setup.colliders, [p for _, p in setup.scene.colliders], setup.scene.particle_spacing)
+
     def __init__(self, colliders: list, settings: list[dict], spacing: float):
         self.colliders = colliders
         self.spacing = spacing
@@ -82,6 +90,10 @@ class Bodies:
     def __bool__(self) -> bool:
         return bool(self.bodies)
 
+    @property
+    def active(self) -> bool:  # none without a dynamic collider
+        return bool(self.bodies)
+
     def reset_contact_impulse(self) -> None:
         """Start :attr:`contact_impulse` over (a new frame)."""
         self.contact_impulse = np.zeros((len(self.colliders), 3))
@@ -91,6 +103,10 @@ class Bodies:
         return self._by_collider.get(k)
 
     # -- the substep -----------------------------------------------------------------------
+    def begin(self, frame0: float, frame1: float, dt: float, gravity: np.ndarray) -> None:
+        """The bodies before the schemes: :meth:`advance`."""
+        self.advance(frame0, frame1, dt, gravity)
+
     def advance(self, frame0: float, frame1: float, dt: float, gravity: np.ndarray) -> None:
         """Stages 1-3 of Algorithm 7 for the substep from ``frame0`` to ``frame1`` (``dt`` s)."""
         self._end = frame1
@@ -117,6 +133,10 @@ class Bodies:
         com = b.motion.pose(self._end)[2]
         b.impulse = b.impulse + p.sum(axis=0)
         b.torque = b.torque + np.cross(x - com, p).sum(axis=0)
+
+    def end(self) -> None:
+        """The bodies after the colliders' reports: :meth:`commit`."""
+        self.commit()
 
     def commit(self) -> None:
         """Stage 4's end: every body at the substep's end."""

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..colliders.contact.response import placed_distances
 from ..world.diagnostics import material_densities
+from .base import PassSetup, WorldPass
 
 # Below this distance from a held surface (in spacings) a particle's extrapolation is taken at it.
 _NEAREST = 0.25
@@ -100,13 +101,19 @@ def lattice_moment(spacing: float, h: float) -> float:
     return float(np.sum(2.0 * spacing**3 * r * slope))
 
 
-class Heat:
-    """The temperature of a bake: built from the scene, inert when no material conducts."""
+class Heat(WorldPass):
+    """The temperature of a bake: built from the scene, none when no material conducts."""
+
+    name = "heat"
+
+    @classmethod
+    def build(cls, setup: PassSetup) -> Heat:
+        return cls(setup.scene, setup.colliders, setup.state)
 
     def __init__(self, scene, colliders, state):
         mats = scene.materials
-        self.k = np.array([float(getattr(m.params, "thermal_conductivity", 0.0)) for m in mats])
-        self.rho_c = material_densities(mats) * np.array([float(getattr(m.params, "specific_heat", 1.0))
+        self.k = np.array([float(m.params.thermal_conductivity) for m in mats])
+        self.rho_c = material_densities(mats) * np.array([float(m.params.specific_heat)
                                                            for m in mats])
         self.active = bool(np.any(self.k > 0.0))
         self.spacing, self.h = scene.particle_spacing, scene.h
@@ -156,7 +163,7 @@ class Heat:
         ghost_any[close] = np.interp(np.maximum(nearest[close], 0.0), self._d, self._moment)
         return gain, temp, ghost_held, ghost_any
 
-    def step(self, state, nbr, count, dt: float, frame: float) -> None:
+    def apply(self, state, nbr, count, dt: float, frame: float) -> None:
         """Conduct heat over a substep of ``dt`` s, at the positions of its end (colliders posed at ``frame``)."""
         from .heat_kernels import add_heat, conduction_rates, moments
 

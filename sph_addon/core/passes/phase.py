@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..scene.params import resolve
+from .base import PassSetup, WorldPass
 from .heat_parameters import MELT_KEY_PARAMETERS
 
 
@@ -55,7 +56,7 @@ def check_phases(materials, densities: list[float], sources) -> None:
     names = [m.name for m in materials]
     for k, m in enumerate(materials):
         for field in ("melts_into", "solidifies_into"):
-            into = getattr(m.params, field, "")
+            into = getattr(m.params, field)
             if not into:
                 continue
             where = f"materials[{k}].params.{field}"
@@ -73,21 +74,27 @@ def check_phases(materials, densities: list[float], sources) -> None:
                                                              "to the liquid it becomes, or remove the melt keys")
 
 
-class Phase:
-    """The melt fraction and phase changes of a bake: built from the scene, inert when nothing melts or
+class Phase(WorldPass):
+    """The melt fraction and phase changes of a bake: built from the scene, none when nothing melts or
     solidifies (no ``melt`` array, the cache as before)."""
+
+    name = "phase"
+
+    @classmethod
+    def build(cls, setup: PassSetup) -> Phase:
+        return cls(setup.scene, setup.state)
 
     def __init__(self, scene, state):
         mats = scene.materials
         names = [m.name for m in mats]
 
         def ids(field: str) -> np.ndarray:
-            return np.array([names.index(getattr(m.params, field)) if getattr(m.params, field, "") else -1
+            return np.array([names.index(getattr(m.params, field)) if getattr(m.params, field) else -1
                              for m in mats], np.int64)
 
         self.into, self.freezes_into = ids("melts_into"), ids("solidifies_into")
-        self.liquidus = np.array([float(getattr(m.params, "liquidus", np.inf)) for m in mats])
-        self.solidus = np.minimum([float(getattr(m.params, "solidus", np.inf)) for m in mats], self.liquidus)
+        self.liquidus = np.array([float(m.params.liquidus) for m in mats])
+        self.solidus = np.minimum([float(m.params.solidus) for m in mats], self.liquidus)
         # Materials that are a liquid phase (some material melts into them, or they solidify): φ = 1.
         self.liquid = np.zeros(len(mats), bool)
         self.liquid[self.into[self.into >= 0]] = True
@@ -104,6 +111,10 @@ class Phase:
         """Each particle's source's keyed melt amount at ``frame`` (0 for a source without keys)."""
         amount = np.array([float(np.interp(frame, f, a)) if len(f) else 0.0 for f, a in self.keys] or [0.0])
         return amount[source]
+
+    def apply(self, state, nbr, count, dt: float, frame: float) -> None:
+        """The phase changes at the substep's end (``frame``): :meth:`update`."""
+        self.update(state, frame)
 
     def update(self, state, frame: float) -> None:
         """The melt fractions at ``frame`` from the temperatures (when heat is computed) and the keys, then
@@ -147,7 +158,7 @@ class Phase:
         key = mat * 65536 + source
         state.arrays["elastic_bonded"][np.isin(key, np.unique(key[frozen]))] = 0
 
-    def frame_stats(self) -> dict:
+    def frame_stats(self, state) -> dict:
         """Particles melted and solidified over the frame."""
         if not self.active:
             return {}

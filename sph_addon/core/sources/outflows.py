@@ -20,6 +20,7 @@ import numpy as np
 from ..colliders import COLLIDERS, COMMON_PARAMETERS, Shape, parse_placed
 from ..colliders.motion import Motion, motion_from_scene
 from ..errors import InputError
+from ..passes.base import PassSetup, WorldPass
 
 # Shapes with an inside worth removing (a plane would empty the lower half of the world, a
 # container everything outside it: the domain box does that).
@@ -72,3 +73,21 @@ def inside_outflows(outflows: list[Outflow], x: np.ndarray, frame: float) -> np.
                          np.ascontiguousarray(pos, np.float64), np.ascontiguousarray(x, np.float64), d)
         inside |= d < 0.0
     return inside
+
+
+class Outflows(WorldPass):
+    """The scene's outflow volumes as a world pass: the particles inside one leave the world at the end of
+    each substep, with those outside the domain box (none when the scene has no outflow)."""
+
+    name = "outflows"
+
+    @classmethod
+    def build(cls, setup: PassSetup) -> Outflows:
+        return cls(scene_outflows(setup.scene, setup.sdf_cache))
+
+    def __init__(self, outflows: list[Outflow]):
+        self.outflows = outflows
+        self.active = bool(outflows)
+
+    def removed(self, state, frame: float) -> np.ndarray | None:
+        return inside_outflows(self.outflows, state.x, frame) if state.n else None

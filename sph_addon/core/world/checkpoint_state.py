@@ -1,7 +1,7 @@
 """A simulation's whole state as a checkpoint, and back: what ``bake`` writes and ``--resume`` reads.
 
 The per-particle arrays go as they are; the rest (time, ids, removed counts, the inflows' emitted
-volumes, the models' and the blow-up watch's state, the dynamic bodies') as JSON-safe values, floats
+volumes, the models' and the blow-up watch's state, the world passes' (the dynamic bodies')) as JSON-safe values, floats
 exact (JSON round-trips them), so a resumed bake continues to the same bytes.
 """
 
@@ -18,8 +18,9 @@ def capture(sim) -> tuple[dict[str, np.ndarray], dict]:
             "inflow_volume": [f.emitted_volume for f in sim.inflows],
             "models": {m.name: m.state_dict() for m in sim.models}, "watch": sim.watch.state_dict(),
             "substeps": sim.last_substeps}
-    if sim.bodies:  # a scene without dynamic colliders writes the checkpoints it wrote before them
-        meta["bodies"] = sim.bodies.state_dict()
+    for p in sim.passes:  # a pass that is none writes nothing: the checkpoints of scenes without it as before
+        if p.checkpointed:
+            meta[p.name] = p.state_dict()
     return dict(st.arrays), meta
 
 
@@ -39,5 +40,6 @@ def restore(sim, arrays: dict[str, np.ndarray], meta: dict) -> None:
     for model in sim.models:
         model.load_state_dict(meta.get("models", {}).get(model.name, {}))
     sim.watch.load_state_dict(meta.get("watch"))
-    if sim.bodies:
-        sim.bodies.load_state_dict(meta["bodies"])
+    for p in sim.passes:
+        if p.checkpointed:
+            p.load_state_dict(meta[p.name])

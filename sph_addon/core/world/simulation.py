@@ -40,12 +40,10 @@ from ..models import model_setups
 from ..models.base import MaterialModel, StepContext, Workspace, WorldView
 from ..numerics import config
 from ..numerics.array_kernels import bounds, step_rows
-from ..passes.bodies import Bodies
-from ..passes.heat import Heat
-from ..passes.phase import Phase
+from ..passes.base import PassSetup, WorldPass
+from ..passes.registry import WORLD_PASSES
 from ..scene.scene_file import Scene
 from ..sources.emission import Inflow, fill_volume
-from ..sources.outflows import inside_outflows, scene_outflows
 from . import checkpoint_state
 from .blowup import BlowUpWatch, collider_work
 from .diagnostics import frame_diagnostics, material_densities
@@ -128,15 +126,16 @@ class Simulation:
         self.schemes = self._build_schemes()
 
         self.colliders = [self._build_collider(k, kind, p) for k, (kind, p) in enumerate(scene.colliders)]
-        self.bodies = Bodies(self.colliders, [p for _, p in scene.colliders], self.spacing)
-        self.heat = Heat(scene, self.colliders, self.state)  # before the sources: emission sets temperatures
-        self.phase = Phase(scene, self.state)
+        # Every registered world pass, before the sources (emission sets temperatures); those the scene gives
+        # something to do run (``passes``), in the order registered.
+        setup = PassSetup(scene, self.state, self.colliders, self.sdf_cache)
+        self.world_passes: dict[str, WorldPass] = {name: cls.build(setup) for name, cls in WORLD_PASSES.items()}
+        self.passes = [p for p in self.world_passes.values() if p.active]
         self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
         self._masses: np.ndarray | None = None  # by particle, for the bodies (``step``)
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
         self._wall_cells = WallCells()  # the static colliders on the projection's cells, kept for the bake
         self.workspace = Workspace()
-        self.outflows = scene_outflows(scene, self.sdf_cache)
         self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
         self._reset_contacts()
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
@@ -153,6 +152,21 @@ class Simulation:
             pts = pts[self._free_of_colliders(pts)]
             self._emit(pts, np.broadcast_to(p["velocity"], pts.shape), mat, k)
         self._apply_domain()
+
+    @property
+    def heat(self):
+        """The heat pass (``passes.heat.Heat``; inactive when no material conducts)."""
+        return self.world_passes["heat"]
+
+    @property
+    def phase(self):
+        """The phase pass (``passes.phase.Phase``; inactive when nothing melts or solidifies)."""
+        return self.world_passes["phase"]
+
+    @property
+    def bodies(self):
+        """The dynamic colliders (``passes.bodies.Bodies``; false when there is none)."""
+        return self.world_passes["bodies"]
 
     # -- construction helpers -------------------------------------------------------------
     def _build_models(self) -> list[MaterialModel]:
@@ -182,7 +196,8 @@ class Simulation:
         first = self.state.n
         self.state.append(x, v, material, source)
         new = slice(first, self.state.n)
-        self.heat.on_emitted(self.state, new, source)
+        for p in self.passes:
+            p.on_emitted(self.state, new, source)
         world = self._world()
         for model in self.models:
             if material in model.setup.materials:
@@ -259,8 +274,8 @@ class Simulation:
         step_rows(st.x, dt, st.v, self._predicted)
         self.nbr, self.count = self.ns.lists(self._predicted, self.h)
         self._clearance.measure(st.x, self.colliders, self._frame_at(t), self.radius)
-        if self.bodies:
-            self.bodies.advance(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
+        for p in self.passes:
+            p.begin(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
         walls = self._walls_at(t + dt) if self.colliders else None
         # Each particle's mass, kg, for what the bodies receive (the boundary terms and the collisions).
         self._masses = self._particle_mass[st.material] if self.bodies else None
@@ -278,13 +293,13 @@ class Simulation:
         for idx, x_end, inflow in nozzles:
             st.x[idx] = x_end
             st.v[idx] = inflow.velocity
-        if self.heat.active:
-            self.heat.step(st, self.nbr, self.count, dt, self._frame_at(t + dt))
-        self.phase.update(st, self._frame_at(t + dt))
+        for p in self.passes:
+            p.apply(st, self.nbr, self.count, dt, self._frame_at(t + dt))
         if walls is not None:
             for (k, x, dv), m in zip(walls.given, walls.given_mass):
                 self._add_contact(k, x, dv, walls.placed[k][2], m)
-        self.bodies.commit()
+        for p in self.passes:
+            p.end()
         st.time = t + dt
         self._apply_domain()
 
@@ -313,9 +328,12 @@ class Simulation:
         self.contacts[k] = self.contacts[k].plus(impulse, torque, center)
 
     def _apply_domain(self) -> None:
-        """Remove the particles outside the domain box or inside an outflow (counted per material)."""
-        if self.outflows and self.state.n:
-            self.state.keep(~inside_outflows(self.outflows, self.state.x, self._frame_at(self.state.time)))
+        """Remove the particles a world pass takes out (an outflow) and those outside the domain box (counted
+        per material)."""
+        for p in self.passes:
+            leaving = p.removed(self.state, self._frame_at(self.state.time))
+            if leaving is not None:
+                self.state.keep(~leaving)
         dom = self.scene.domain
         if dom is None or self.state.n == 0:
             return
@@ -410,8 +428,8 @@ class Simulation:
         for scheme, _, _ in self.schemes:
             extra.update(scheme.stats())
         extra.update(frame_diagnostics(self.scene, st.x, st.v, st.material))  # diagnostics.py
-        extra.update(self.heat.frame_stats(st))
-        extra.update(self.phase.frame_stats())
+        for p in self.passes:
+            extra.update(p.frame_stats(st))
         if len(self.colliders) > 1:
             extra["collider_overlaps"], self._overlaps = self._overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
@@ -431,7 +449,7 @@ class Simulation:
 
     def cache_fields(self) -> dict[str, tuple[np.ndarray, str]]:
         """The models' extra per-particle fields for the particle frames: name -> (values, PLY dtype)."""
-        out = {**self.heat.cache_fields(self.state), **self.phase.cache_fields(self.state)}
+        out = {name: field for p in self.passes for name, field in p.cache_fields(self.state).items()}
         for model in self.models:
             for f in model.cache_fields:
                 arr = self.state.arrays[f.array]
