@@ -82,7 +82,7 @@ def test_a_column_falling_one_substep_is_stopped_and_its_weight_goes_to_the_tank
     lay lower along the walls, which pulled the liquid up them), and the tank receives exactly the
     velocity the liquid lost, downward, on its floor."""
     sim = _tank()
-    walls = sim._walls_at(0.0)
+    walls = sim.walls_at(0.0)
     x = sim.state.x.copy()
     dt = 1 / 180
     v = np.zeros_like(x)
@@ -100,7 +100,7 @@ def test_a_drop_away_from_every_collider_is_left_alone():
     """A body that touches no solid carries no weight: the relaxation alone holds it, and the
     projection changes none of its velocities (bit for bit), nor reports anything."""
     sim = _tank()
-    walls = sim._walls_at(0.0)
+    walls = sim.walls_at(0.0)
     rng = np.random.default_rng(3)
     x = sim.state.x[:200] * 0.5 + np.array([0.05, 0.05, 0.2])
     v = rng.standard_normal(x.shape)
@@ -128,7 +128,7 @@ def test_projection_is_the_same_on_any_number_of_threads(threads):
     import numba
 
     sim = _tank()
-    walls = sim._walls_at(0.0)
+    walls = sim.walls_at(0.0)
     x = sim.state.x.copy()
     v = np.random.default_rng(1).standard_normal(x.shape) * 0.1
     ref = v.copy()
@@ -136,7 +136,7 @@ def test_projection_is_the_same_on_any_number_of_threads(threads):
     was = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        _project(x, v, sim._walls_at(0.0), 0.005)
+        _project(x, v, sim.walls_at(0.0), 0.005)
     finally:
         numba.set_num_threads(was)
     assert np.array_equal(v, ref)
@@ -171,7 +171,7 @@ def test_the_pic_share_damps_what_the_grid_does_not_see(monkeypatch):
     for nu in (0.0, grid_projection.PIC_VISCOSITY):
         monkeypatch.setattr(grid_projection, "PIC_VISCOSITY", nu)
         v = noise.copy()
-        _project(x, v, sim._walls_at(0.0), 1 / 60)
+        _project(x, v, sim.walls_at(0.0), 1 / 60)
         energy[nu] = float(np.sum(v * v))
     ratio = energy[grid_projection.PIC_VISCOSITY] / energy[0.0]
     assert 0.75 < ratio < 0.95, ratio
@@ -186,7 +186,7 @@ def test_a_surface_particle_rising_into_the_cell_above_moves_the_pressure_contin
     that column's surface up a whole cell, and the top layer was kicked sideways by 4.3 % of g Δt at
     once: the bursts of a resting pool (1-2 cm/s at 2 s)."""
     sim = _tank()
-    walls = sim._walls_at(0.0)
+    walls = sim.walls_at(0.0)
     x0 = sim.state.x
     dt = 1 / 180
     top = np.flatnonzero(x0[:, 2] > x0[:, 2].max() - S / 2)
@@ -212,7 +212,7 @@ def test_the_walls_leave_a_cell_the_share_of_its_content_outside_them():
     shares in an edge or a corner of the box; with the signed distance of each centre."""
     from sph_addon.core.boundary.static_cells import WallCells
 
-    static = _tank()._walls_at(0.0).static()
+    static = _tank().walls_at(0.0).static()
     # The box spans [0, 0.2]² x [0, 0.6]; cells of width d = 2.5 cm from the origin: cell 0 touches a
     # wall, cell -1's centre lies inside one (δ = -1/2 cell), cell (5, 5, 5)'s 2.5 cells from the nearest.
     d = S
@@ -233,7 +233,7 @@ def test_the_walls_cells_refuse_liquid_beyond_their_key_range():
     says how far the liquid is and what to do, instead of mixing it up with another cell."""
     from sph_addon.core.boundary.static_cells import WallCells
 
-    static = _tank()._walls_at(0.0).static()
+    static = _tank().walls_at(0.0).static()
     with pytest.raises(ValueError, match="from the origin.*move the scene closer"):
         WallCells()(static, np.array([[1 << 20, 0, 0]]), S)
 

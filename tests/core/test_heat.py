@@ -46,8 +46,9 @@ def _conduct(sim: Simulation, seconds: float, dt: float = 0.01) -> None:
     """Conduct heat for ``seconds`` s with the particles held still."""
     assert np.array_equal(sim.ns.sort(sim.state.x), np.arange(sim.state.n))
     nbr, count = sim.ns.lists(sim.state.x, sim.h)
+    walls = sim.walls_at(sim.state.time) if sim.colliders else None
     for _ in range(int(round(seconds / dt))):
-        sim.heat.apply(sim.state, nbr, count, dt, float(sim.frame))
+        sim.heat.apply(sim.state, nbr, count, dt, float(sim.frame), walls)
 
 
 def test_a_bar_between_two_held_surfaces_reaches_the_linear_profile():
@@ -203,8 +204,9 @@ def test_a_still_block_melts_where_conduction_brings_the_liquidus(block, wall, s
     z0 = sim.state.x[:, 2].copy()
     melted_at = np.full(sim.state.n, np.nan)
     t, end = 0.0, 2.0 * (0.07 / (2.0 * lo)) ** 2 / alpha
+    walls = sim.walls_at(0.0)
     while np.isnan(melted_at[z0 < 0.06]).any() and t < end:
-        sim.heat.apply(sim.state, nbr, count, dt, 1.0)
+        sim.heat.apply(sim.state, nbr, count, dt, 1.0, walls)
         sim.phase.update(sim.state, 1.0)
         t += dt
         melted_at[np.isnan(melted_at) & (sim.state.material == 1)] = t

@@ -13,7 +13,7 @@ S = 0.05
 
 def _walls(colliders):
     sim = Simulation(parse_scene(scene_dict(particle_spacing=S, colliders=colliders)))
-    return sim._walls_at(0.0), sim.h
+    return sim.walls_at(0.0), sim.h
 
 
 def test_a_tank_mirrors_in_the_faces_each_particle_reaches_and_hands_other_colliders_on():

@@ -1,11 +1,14 @@
-"""The colliders as they stand at the end of a substep, sampled once for every term (``StepContext.walls``).
+"""The colliders of a substep, sampled once, as every consumer asks them (``StepContext.walls``).
 
-``Simulation`` places every collider once per substep and hands the terms this one view: signed
-distances, the solid share of lattice cells, the mirrored walls and the fluid behind the others
-(the density relaxation's, :meth:`Walls.relaxation_walls`), the no-slip blocks (the implicit
-viscosity's, :meth:`Walls.no_slip_blocks`), the static colliders on the pressure projection's cells
-(:meth:`Walls.static_cells`), and the one record of what the terms gave the particles at the walls
-(:meth:`Walls.received`), which the colliders receive equal and opposite in their contact reports.
+``Simulation`` places every collider once per substep, at its end, and hands this one view to the terms,
+the contact pass and the world passes: signed distances (heat's held surfaces, the sph model's walls),
+the solid share of lattice cells, the mirrored walls and the fluid behind the others (the density
+relaxation's, :meth:`Walls.relaxation_walls`), the no-slip blocks (the implicit viscosity's,
+:meth:`Walls.no_slip_blocks`), the static colliders on the pressure projection's cells
+(:meth:`Walls.static_cells`), the particles the contact pass must look at (``clearance``, measured at
+the substep's start) and where what the colliders receive goes (``reports``: the contact pass's,
+and the terms' own record of what they gave the particles at the walls, :meth:`Walls.received`, which
+the colliders receive equal and opposite).
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class Walls:
         # (n,) kg, each particle's mass, set by ``Simulation`` when a collider is a body that must know
         # what it received in kg m/s (``core/passes/bodies.py``); None: reports per unit particle mass.
         self.masses: np.ndarray | None = None
+        # Set by ``Simulation`` for the substep: the contact pass's pre-filter (``colliders.contact.
+        # clearance.Clearance``) and the frame's ``colliders.contact.reports.ColliderReports``.
+        self.clearance = None
+        self.reports = None
 
     def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0) -> None:
         """Record the velocity changes ``dv / dt`` (n,3) that the colliders' boundary terms gave the

@@ -87,8 +87,9 @@ class WorldPass:
     def begin(self, frame0: float, frame1: float, dt: float, gravity: np.ndarray) -> None:
         """Before the schemes: the substep runs from (fractional) frame ``frame0`` to ``frame1``, ``dt`` s."""
 
-    def apply(self, state, nbr: np.ndarray, count: np.ndarray, dt: float, frame: float) -> None:
-        """After the schemes, at the substep's end positions (colliders posed at ``frame``)."""
+    def apply(self, state, nbr: np.ndarray, count: np.ndarray, dt: float, frame: float, walls=None) -> None:
+        """After the schemes, at the substep's end positions (``frame``), with the substep's colliders as
+        every consumer asks them (``boundary.walls.Walls``; None: the scene has no collider)."""
 
     def end(self) -> None:
         """After the colliders' reports of the substep."""

@@ -232,25 +232,3 @@ class Bodies(WorldPass):
                         "rotation_quaternion": matrix_quaternion(r).tolist(), "center_of_mass": com.tolist(),
                         "velocity": b.motion.v.tolist(), "angular_velocity": b.motion.omega.tolist()})
         return out
-
-
-def report_squeezed(reports: list, free: np.ndarray, wall: np.ndarray, poses: list, add_contact) -> None:
-    """Give each body what the particles it moved got from it, but not the push of the particles squeezed
-    between it and another collider (two moved them, or they had to be pushed out of an overlap): those
-    push the body through that collider's contact, not by their own push-out, which grows as 1/Δt² (it
-    threw a heavy box landing in water back up at 10 m/s). The wall such a particle was pressed against
-    takes what the body gave it instead, so the momentum of particles, bodies and walls is kept.
-
-    Parameters
-    ----------
-    reports : (collider k, rows, x (r,3), dv (r,3), centre) of each body, the rows it moved.
-    free : (n,) kg, each particle's mass, 0 for the squeezed ones. wall : (n,) the first collider that is
-        not a body to move each particle, -1 for none. poses : each collider's (R, t) at the substep's end.
-    add_contact : ``Simulation._add_contact``.
-    """
-    for k, rows, x, dv, centre in reports:
-        add_contact(k, x, dv, centre, free[rows])
-        pressed = (free[rows] == 0.0) & (wall[rows] >= 0)
-        for w in np.unique(wall[rows][pressed]):
-            on = pressed & (wall[rows] == w)
-            add_contact(int(w), x[on], dv[on], poses[w][1])

@@ -42,7 +42,6 @@ import math
 
 import numpy as np
 
-from ..colliders.contact.response import placed_distances
 from ..world.diagnostics import material_densities
 from .base import PassSetup, WorldPass
 
@@ -108,9 +107,9 @@ class Heat(WorldPass):
 
     @classmethod
     def build(cls, setup: PassSetup) -> Heat:
-        return cls(setup.scene, setup.colliders, setup.state)
+        return cls(setup.scene, setup.state)
 
-    def __init__(self, scene, colliders, state):
+    def __init__(self, scene, state):
         mats = scene.materials
         self.k = np.array([float(m.params.thermal_conductivity) for m in mats])
         self.rho_c = material_densities(mats) * np.array([float(m.params.specific_heat)
@@ -120,9 +119,8 @@ class Heat(WorldPass):
         self.source_temperature = [float(p["temperature"]) for _, p in scene.sources]
         self.ambient = float(scene.simulation["ambient_temperature"])
         self.air = float(scene.simulation["air_heat_transfer"])
-        # Every collider with its held temperature (°C), or None where it insulates.
-        self.surfaces = [(c, float(p["temperature"]) if p.get("heat_contact") else None)
-                         for c, (_, p) in zip(colliders, scene.colliders)]
+        # Every collider's held temperature (°C), or None where it insulates, in the scene's order.
+        self.held = [float(p["temperature"]) if p.get("heat_contact") else None for _, p in scene.colliders]
         self.cycles = 0
         if not self.active:
             return
@@ -141,15 +139,15 @@ class Heat(WorldPass):
         if self.active:
             state.arrays["temperature"][new] = self.source_temperature[source]
 
-    def _surfaces(self, x: np.ndarray, mat: np.ndarray, frame: float) -> tuple[np.ndarray, ...]:
+    def _surfaces(self, x: np.ndarray, mat: np.ndarray, walls) -> tuple[np.ndarray, ...]:
         """Per particle: the nearest held surface's gain (W/(m³ K), before the normalisation) and
-        temperature (°C), and the moments the held surfaces and all colliders stand for."""
+        temperature (°C), and the moments the held surfaces and all colliders stand for; the colliders as
+        the substep's ``walls`` place them (None: there is none)."""
         n = len(x)
         gain, temp, ghost_held, ghost_any = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        held, nearest, d = np.full(n, np.inf), np.full(n, np.inf), np.empty(n)
-        for c, t_wall in self.surfaces:
-            rot, pos = c.transform(frame)
-            placed_distances(c.shape.code, c.shape.params, c.shape.grid, rot, pos, x, d)
+        held, nearest = np.full(n, np.inf), np.full(n, np.inf)
+        for k, t_wall in enumerate(self.held if walls is not None else ()):
+            d = walls.distance_to(k, x)
             np.minimum(nearest, d, out=nearest)
             if t_wall is not None:
                 closer = (d < held) & (d < self.h)
@@ -163,14 +161,15 @@ class Heat(WorldPass):
         ghost_any[close] = np.interp(np.maximum(nearest[close], 0.0), self._d, self._moment)
         return gain, temp, ghost_held, ghost_any
 
-    def apply(self, state, nbr, count, dt: float, frame: float) -> None:
-        """Conduct heat over a substep of ``dt`` s, at the positions of its end (colliders posed at ``frame``)."""
+    def apply(self, state, nbr, count, dt: float, frame: float, walls=None) -> None:
+        """Conduct heat over a substep of ``dt`` s, at the positions of its end, from the surfaces the
+        substep's ``walls`` place there (``boundary.walls.Walls``; None: no collider)."""
         from .heat_kernels import add_heat, conduction_rates, moments
 
         if not self.active or not state.n:
             return
         x, mat, temp, n = state.x, state.material, state.arrays["temperature"], state.n
-        gain, wall_temp, ghost_held, ghost_any = self._surfaces(x, mat, frame)
+        gain, wall_temp, ghost_held, ghost_any = self._surfaces(x, mat, walls)
         volume = self.scale * self.spacing**3
         k_mat = self.k
         conducting, present = np.empty(n), np.empty(n)

@@ -112,7 +112,7 @@ class Phase(WorldPass):
         amount = np.array([float(np.interp(frame, f, a)) if len(f) else 0.0 for f, a in self.keys] or [0.0])
         return amount[source]
 
-    def apply(self, state, nbr, count, dt: float, frame: float) -> None:
+    def apply(self, state, nbr, count, dt: float, frame: float, walls=None) -> None:
         """The phase changes at the substep's end (``frame``): :meth:`update`."""
         self.update(state, frame)
 

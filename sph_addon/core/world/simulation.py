@@ -33,6 +33,7 @@ from ..boundary.walls import Walls
 from ..colliders import Collider, Shape
 from ..colliders.contact.clearance import Clearance
 from ..colliders.contact.particle_contacts import collide_particles
+from ..colliders.contact.reports import ColliderReports
 from ..colliders.contact.response import ContactReport
 from ..colliders.scene_colliders import scene_collider
 from ..errors import SimulationError
@@ -132,15 +133,14 @@ class Simulation:
         self.world_passes: dict[str, WorldPass] = {name: cls.build(setup) for name, cls in WORLD_PASSES.items()}
         self.passes = [p for p in self.world_passes.values() if p.active]
         self._particle_mass = material_densities(scene.materials) * self.spacing**3  # kg, per material
-        self._masses: np.ndarray | None = None  # by particle, for the bodies (``step``)
+        self._walls: Walls | None = None  # the colliders of the current substep (``step``)
         self._wall_scratch: dict = {}  # the boundary terms' buffers, kept across substeps (walls.Walls)
         self._wall_cells = WallCells()  # the static colliders on the projection's cells, kept for the bake
         self.workspace = Workspace()
-        self.contacts: list[ContactReport] = []  # per collider, summed over the current frame
-        self._reset_contacts()
+        # What each collider and body received, summed over the current frame (``reports.ColliderReports``).
+        self.reports = ColliderReports(self.colliders, self.bodies)
         self.watch = BlowUpWatch(scene, self.gravity, self.h, energy_check=all(c.rebuild is None for c in
                                                                                 self.colliders))
-        self._overlaps = 0  # particles left inside a collider this frame (colliders/overlaps.py)
         self.inflows: list[Inflow] = []
         for k, (kind, p) in enumerate(scene.sources):
             mat = scene.material_index(p["material"])
@@ -210,10 +210,10 @@ class Simulation:
     def _build_collider(self, k: int, kind: str, p: dict) -> Collider:
         return scene_collider(self.scene, k, kind, p, self.sdf_cache, self._timed_build)
 
-    def _reset_contacts(self) -> None:
-        zero = np.zeros(3)
-        self.contacts = [ContactReport(c.name, zero, zero, zero) for c in self.colliders]
-        self.bodies.reset_contact_impulse()
+    @property
+    def contacts(self) -> list[ContactReport]:
+        """Per collider, what it received from the particles over the current frame (``reports``)."""
+        return self.reports.contacts
 
     def _timed_build(self, build, *args) -> Shape:
         """Call a shape builder, adding its wall time to the frame's ``sdf_build_s``."""
@@ -239,7 +239,7 @@ class Simulation:
         """Mask of lattice points not inside any collider at the first frame."""
         if not self.colliders or not len(pts):
             return np.ones(len(pts), bool)
-        return self._walls_at(0.0).distance(pts) >= 0.5 * self.radius
+        return self.walls_at(0.0).distance(pts) >= 0.5 * self.radius
 
     # -- the step -------------------------------------------------------------------------
     def _frame_at(self, t: float) -> float:
@@ -273,14 +273,17 @@ class Simulation:
         # Again after the permutation: predicted[order] (the same sums of the same numbers), faster.
         step_rows(st.x, dt, st.v, self._predicted)
         self.nbr, self.count = self.ns.lists(self._predicted, self.h)
+        # The colliders of the substep, asked one way: each particle's clearance at its start (the contact
+        # pass's pre-filter), then, once the bodies have taken their impulses, every collider placed at its
+        # end in one ``Walls`` that the terms, the contact pass and the passes ask, with where to report.
         self._clearance.measure(st.x, self.colliders, self._frame_at(t), self.radius)
         for p in self.passes:
             p.begin(self._frame_at(t), self._frame_at(t + dt), dt, self.gravity)
-        walls = self._walls_at(t + dt) if self.colliders else None
-        # Each particle's mass, kg, for what the bodies receive (the boundary terms and the collisions).
-        self._masses = self._particle_mass[st.material] if self.bodies else None
+        walls = self._walls = self.walls_at(t + dt) if self.colliders else None
         if walls is not None:
-            walls.masses = self._masses
+            # Each particle's mass, kg, for what the bodies receive (the boundary terms and the collisions).
+            walls.masses = self._particle_mass[st.material] if self.bodies else None
+            walls.clearance, walls.reports = self._clearance, self.reports
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,
                           colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
@@ -294,16 +297,15 @@ class Simulation:
             st.x[idx] = x_end
             st.v[idx] = inflow.velocity
         for p in self.passes:
-            p.apply(st, self.nbr, self.count, dt, self._frame_at(t + dt))
+            p.apply(st, self.nbr, self.count, dt, self._frame_at(t + dt), walls)
         if walls is not None:
-            for (k, x, dv), m in zip(walls.given, walls.given_mass):
-                self._add_contact(k, x, dv, walls.placed[k][2], m)
+            self.reports.add_given(walls)
         for p in self.passes:
             p.end()
         st.time = t + dt
         self._apply_domain()
 
-    def _walls_at(self, t: float) -> Walls:
+    def walls_at(self, t: float) -> Walls:
         """``StepContext.walls`` for the colliders as they stand at time ``t`` (s)."""
         frame = self._frame_at(t)
         return Walls([(c, *c.transform(frame)) for c in self.colliders], self._wall_scratch, self.spacing, self.h,
@@ -311,21 +313,9 @@ class Simulation:
 
     def _collide(self, idx: np.ndarray | None, t: float, dt: float) -> None:
         """Contacts of particles ``idx`` (None: all) with every collider over [t, t + dt]
-        (``colliders.particle_contacts``)."""
+        (``colliders.contact.particle_contacts``), asked through the substep's ``Walls``."""
         if self.colliders:
-            collide_particles(self, idx, t, dt)
-
-    def _add_contact(self, k: int, x: np.ndarray, dv: np.ndarray, center: np.ndarray,
-                     mass: np.ndarray | None = None) -> None:
-        """Add to collider k's report the reaction to velocity changes ``dv`` of particles at ``x``, and give a
-        body its impulse (``bodies.Bodies``) with the particles' masses ``mass`` (kg; None: a push out of
-        an overlap of colliders, ``overlaps.separate``, which a body does not take)."""
-        from ..colliders.contact.response import impulse_and_torque
-
-        if mass is not None and self.bodies.body(k) is not None:
-            self.bodies.receive(k, x, dv, mass)
-        impulse, torque = impulse_and_torque(x, dv, center)
-        self.contacts[k] = self.contacts[k].plus(impulse, torque, center)
+            collide_particles(self._walls, self.state, idx, self._frame_at(t), self._frame_at(t + dt), dt)
 
     def _apply_domain(self) -> None:
         """Remove the particles a world pass takes out (an outflow) and those outside the domain box (counted
@@ -383,7 +373,7 @@ class Simulation:
         dt = frame_time / n_sub
         self.watch.check_travel(self.frame + 1, self.state.v, dt, n_sub, self.policy.fixed > 0)
         removed_before = sum(self.state.removed.values())
-        self._reset_contacts()
+        self.reports.reset()
         planned, done = self._substep_cost(dt), 0
         while done < n_sub:
             self.step(dt)
@@ -431,7 +421,7 @@ class Simulation:
         for p in self.passes:
             extra.update(p.frame_stats(st))
         if len(self.colliders) > 1:
-            extra["collider_overlaps"], self._overlaps = self._overlaps, 0
+            extra["collider_overlaps"], self.reports.overlaps = self.reports.overlaps, 0
         sdf_build_s, self._sdf_build_s = self._sdf_build_s, 0.0
         return FrameStats(self.frame, st.n, substeps, speed, tuple(map(float, lo)), tuple(map(float, hi)),
                           removed, sdf_build_s, extra)

@@ -10,26 +10,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...passes.bodies import report_squeezed
 from .clearance import put_rows
+from .reports import report_squeezed
 
 
-def collide_particles(sim, idx: np.ndarray | None, t: float, dt: float) -> None:
-    """Contacts of ``sim``'s particles ``idx`` (None: all) with every collider over [t, t + dt].
+def collide_particles(walls, state, idx: np.ndarray | None, f0: float, f1: float, dt: float) -> None:
+    """Contacts of the particles ``idx`` (None: all) of ``state`` with every collider of the substep's
+    ``walls`` (``boundary.walls.Walls``) from frame ``f0`` to ``f1`` (fractional frames, ``dt`` s apart).
 
-    What each collider received is added to ``sim.contacts`` (impulse and torque about its origin, summed
-    over the frame) through ``sim._add_contact``, and a body its impulse.
+    The particles looked at are those the substep's clearance lets through (``walls.clearance``); what
+    each collider received goes to ``walls.reports`` (``reports.ColliderReports``), a body's with the
+    particles' masses (``walls.masses``).
     """
     from .response import collide
 
-    st = sim.state
+    colliders = [c for c, _, _ in walls.placed]
+    reports = walls.reports
+    radius = 0.5 * walls.spacing
     # The particles that can touch a collider (the others are left as they are: clearance.py).
-    idx, x, x_prev = sim._clearance.rows(idx, st.x, st.arrays["x_prev"])
+    idx, x, x_prev = walls.clearance.rows(idx, state.x, state.arrays["x_prev"])
     dv = np.empty(x.shape)  # every row written by collide
-    f0, f1 = sim._frame_at(t), sim._frame_at(t + dt)
-    poses0 = [c.transform(f0) for c in sim.colliders]
-    poses1 = [c.transform(f1) for c in sim.colliders]
-    several = len(sim.colliders) > 1
+    poses0 = [c.transform(f0) for c in colliders]
+    poses1 = [c.transform(f1) for c in colliders]
+    several = len(colliders) > 1
     # Every collider resolves its contacts from the positions the models left (response.collide):
     # the result does not depend on the colliders' order. One collider needs no copy.
     x0 = x.copy() if several else x
@@ -37,21 +40,21 @@ def collide_particles(sim, idx: np.ndarray | None, t: float, dt: float) -> None:
         shift = np.zeros(x.shape)  # summed displacements of particles several colliders moved
         hits = np.zeros(len(x), np.int64)
     # The first collider that is not a body to move each particle (bodies.report_squeezed).
-    wall = np.full(len(x), -1) if several and sim.bodies else None
-    mass = sim._masses if idx is None or sim._masses is None else sim._masses[idx]
+    wall = np.full(len(x), -1) if several and reports.bodies else None
+    mass = walls.masses if idx is None or walls.masses is None else walls.masses[idx]
     bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
-    for k, c in enumerate(sim.colliders):
+    for k, c in enumerate(colliders):
         (r0, t0), (r1, t1) = poses0[k], poses1[k]
         collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
-                sim.radius, c.friction, c.stickiness, c.stick_distance, c.continuous, dv)
+                radius, c.friction, c.stickiness, c.stick_distance, c.continuous, dv)
         if several:
             moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
             shift[moved] += x[moved] - x0[moved]
             hits[moved] += 1
-        if several and sim.bodies.body(k) is not None:
+        if several and reports.bodies.body(k) is not None:
             bodies.append((k, moved, x[moved], dv[moved], t1))  # the rows it moved, not the world
         else:
-            sim._add_contact(k, x, dv, t1, mass)
+            reports.add(k, x, dv, t1, mass)
             if wall is not None:
                 wall[moved[wall[moved] < 0]] = k
     if several:
@@ -65,12 +68,12 @@ def collide_particles(sim, idx: np.ndarray | None, t: float, dt: float) -> None:
         if len(touched):
             from .overlaps import separate
 
-            sim._overlaps += separate([c.shape for c in sim.colliders], poses0, poses1, x, x_prev,
-                                       touched, sim.radius, dt, sim._add_contact)
+            reports.overlaps += separate([c.shape for c in colliders], poses0, poses1, x, x_prev, touched,
+                                         radius, dt, reports.add)
         if bodies:  # the particles squeezed between a body and another collider: bodies.report_squeezed
             free = mass.copy()
             free[both] = 0.0
             free[touched[np.any(x[touched] != before, axis=1)]] = 0.0
-            report_squeezed(bodies, free, wall, poses1, sim._add_contact)
+            report_squeezed(bodies, free, wall, poses1, reports.add)
     if idx is not None:
-        put_rows(st.x, idx, x)
+        put_rows(state.x, idx, x)
