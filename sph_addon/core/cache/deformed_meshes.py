@@ -29,7 +29,7 @@ from .plyio import PlyError, read_ply, write_ply
 
 FOLDER = "deformed"
 VERTEX_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
-# The elastic model's per-particle rest state (solvers/elastic_becker2009.py).
+# The elastic model's per-particle rest state (models/elastic_becker2009.py).
 REST_POSITION, ROTATION, BONDED = "rest_position", "rotation", "elastic_bonded"
 _IDENTITY = np.eye(3).ravel()
 

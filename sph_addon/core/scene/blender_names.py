@@ -10,7 +10,7 @@ extension, where one bad plug-in model leaves the whole extension unregistered;
 others it accepts but then shadows: a parameter named ``get`` or ``bl_rna``
 registers and replaces the group's own method or type (measured with bpy 4.2.23,
 4.5.4, 5.0.1, 5.1.0, 5.2.3 and 5.3.0). :func:`check_model` refuses them when the
-model is registered (``solvers.register``), with the model, the parameter and
+model is registered (``models.register``), with the model, the parameter and
 the rule in the message.
 
 The rules:

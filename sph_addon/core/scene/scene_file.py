@@ -9,7 +9,7 @@ e.g. ``materials[1].params.viscosity: must be at least 0, got -3``.
 Format 2 differs from format 1 only in the ``viscoelastic`` model's parameters:
 ``stiffness``, ``repulsion_factor`` and ``rest_density`` are gone (Clavet's
 constants are derived from ``density_error``, the spacing and
-``surface_tension``; see ``solvers/lattice.py``). Format-1 files are still
+``surface_tension``; see ``numerics/lattice.py``). Format-1 files are still
 read; one that overrides a removed parameter is refused at that field's path
 with what replaced it (the model's ``removed_parameters``), never run with other physics.
 """

@@ -1,7 +1,7 @@
 """The terms the material models are made of: one method from one paper per file, its numba kernels
 beside it (``<method>_<author><year>.py`` and ``..._kernels.py``), on the contract of ``base.py``.
 
-A model (``core.solvers``) lists the terms it is made of; a second model reuses a term by listing it.
+A model (``core.models``) lists the terms it is made of; a second model reuses a term by listing it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The term contract: one method, from one paper, acting on the particles during a substep.
 
-A material model (``solvers``) is a declared list of terms plus its parameters and presets. Each
+A material model (``models``) is a declared list of terms plus its parameters and presets. Each
 term lives in a file named after its method and paper (``viscosity_weiler2018.py``), its numba
 kernels beside it (``viscosity_weiler2018_kernels.py``, imported when the term is built), and has
 one small lifecycle, after SPlisHSPlasH's ``NonPressureForceBase`` (STYLE.md):
@@ -132,7 +132,7 @@ class Term:
         return {}
 
     def apply(self, ctx) -> None:
-        """Act on the particles for one substep (``ctx``: ``solvers.base.StepContext``)."""
+        """Act on the particles for one substep (``ctx``: ``models.base.StepContext``)."""
 
     def max_dt(self, world) -> float:
         """Longest stable substep this term allows, s (inf: no limit)."""
