@@ -18,14 +18,20 @@ Usage::
 
 from __future__ import annotations
 
+import sys
 from functools import partial
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from sph_addon.core.numerics.spline import cubic_spline_shape_array  # noqa: E402
 
 KERNELS = {
     "(1-q)^2 (Clavet's density)": lambda q: (1 - q) ** 2,
     "(1-q)^3 (Clavet's near density)": lambda q: (1 - q) ** 3,
-    "cubic spline": lambda q: np.where(q < 0.5, 6 * (q**3 - q**2) + 1, 2 * (1 - q) ** 3),
+    "cubic spline": cubic_spline_shape_array,
 }
 
 

@@ -7,7 +7,9 @@ The scenes: ``scripts/scenes/*.json`` (dam break, honey coil, jelly drop), a poo
 (``tests/data/meshes/box_dup_flipped.ply``), one block of every other preset side by side (springs
 of each kind, yield stress, viscosity, surface tension), and where the materials meet: the classic sph
 liquid poured on a soft jelly bed, a butter block melting on a hot plate under gravity, a rigid box and a
-jelly cube of one density floating in water, and a hinged paddle in a surge, each for ``--frames``
+jelly cube of one density floating in water, a hinged paddle in a surge, and an sph putty lump thrown
+onto a ball that an sph water surge flows round (the sph model's tension, walls flat and curved), each for
+``--frames``
 frames, at each of ``--threads`` (numba's thread count). The reference is baked once per commit into
 ``--work`` (a ``git worktree`` of the commit, removed afterwards) and kept there, so comparing again
 after an edit bakes this checkout only. Particle frames and the dynamic bodies' poses are compared byte
@@ -58,7 +60,7 @@ def extra_scenes(folder: Path) -> list[Path]:
 
 def meeting_scenes(base: dict) -> list[dict]:
     """Where the materials meet: an sph liquid on a soft bed, a melting block on a hot plate, bodies
-    floating in water, a hinged paddle in a surge."""
+    floating in water, a hinged paddle in a surge, an sph putty lump and water at a ball."""
     tank = {"type": "box_container", "name": "tank", "size": [0.6, 0.4, 0.6], "position": [0.0, 0.0, 0.3]}
     bed = {**base, "name": "sph_liquid_on_soft_bed", "particle_spacing": 0.025,
            "materials": [{"name": "liquid", "model": "sph", "preset": "classic_water"},
@@ -88,7 +90,16 @@ def meeting_scenes(base: dict) -> list[dict]:
               "colliders": [tank, {"type": "box", "name": "paddle", "size": [0.02, 0.3, 0.2],
                                    "position": [0.15, 0.0, 0.12], "dynamic": True, "density": 800.0,
                                    "hinge_axis": [0, 1, 0]}]}
-    return [bed, melt, floats, paddle]
+    # Putty (tension: Monaghan's artificial pressure, α = 1, a yield stress) thrown onto a ball that a surge
+    # of the classic water flows round: the tank's faces and edges and the ball's curved wall.
+    lump = {**base, "name": "sph_putty_lump", "particle_spacing": 0.02,
+            "materials": [{"name": "putty", "model": "sph", "preset": "putty"},
+                          {"name": "water", "model": "sph", "preset": "classic_water"}],
+            "sources": [{"type": "sphere", "material": "putty", "center": [0.08, 0.0, 0.3], "radius": 0.06,
+                         "velocity": [0.0, 0.0, -1.0]},
+                        {"type": "box", "material": "water", "min": [-0.29, -0.19, 0.01], "max": [0.0, 0.19, 0.1]}],
+            "colliders": [tank, {"type": "sphere", "name": "ball", "radius": 0.06, "position": [0.08, 0.0, 0.06]}]}
+    return [bed, melt, floats, paddle, lump]
 
 
 def scenes(folder: Path) -> list[Path]:

@@ -22,8 +22,8 @@ def _paddle_in_tank(paddle_first: bool) -> Simulation:
     Before overlaps.py, 168 of 1,150 particles ended outside the tank (tank listed first)
     or 139 inside the paddle (paddle first). The water squeezed out of the gap is fast: the
     fastest particle of frame 3 measured 86 m/s (tank first) and 72 m/s (paddle first) with plain
-    relaxation passes, 82 and 102 m/s with accelerated ones (``chebyshev_wang2015``), 99 and 90 m/s
-    since that frame is re-planned to 64 substeps (``config.REPLAN_COST``), so the blow-up
+    relaxation passes, 82 and 102 m/s with accelerated ones (``relaxation_clavet2005_chebyshev``), 99 and
+    90 m/s since that frame is re-planned to 64 substeps (``config.REPLAN_COST``), so the blow-up
     guard's speed limit (100 m/s by default) is raised here: this test is about where the particles
     end up, and ``tests/core/test_blowups.py`` tests the guard.
     """

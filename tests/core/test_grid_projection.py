@@ -179,12 +179,12 @@ def test_the_pic_share_damps_what_the_grid_does_not_see(monkeypatch):
 
 def test_a_surface_particle_rising_into_the_cell_above_moves_the_pressure_continuously():
     """The free surface lies where the cells' content crosses 1/2, between cell centres (the ghost
-    fluid, ``ghost_fluid_gibou2002``): one surface particle lifted a tenth of a spacing at a time, through the
-    face of the cell above, moves content from its cell to the one above and leaves the column's
-    surface where it was, so its neighbours' projected velocities do not change (measured: 1e-12 of
-    g Δt; bound 0.5 %). When the first cell holding a particle was fluid, crossing the face moved
-    that column's surface up a whole cell, and the top layer was kicked sideways by 4.3 % of g Δt at
-    once: the bursts of a resting pool (1-2 cm/s at 2 s)."""
+    fluid, ``pressure_projection_zhu2005_ghost_fluid``): one surface particle lifted a tenth of a spacing
+    at a time, through the face of the cell above, moves content from its cell to the one above and
+    leaves the column's surface where it was, so its neighbours' projected velocities do not change
+    (measured: 1e-12 of g Δt; bound 0.5 %). When the first cell holding a particle was fluid, crossing
+    the face moved that column's surface up a whole cell, and the top layer was kicked sideways by
+    4.3 % of g Δt at once: the bursts of a resting pool (1-2 cm/s at 2 s)."""
     sim = _tank()
     walls = sim.walls_at(0.0)
     x0 = sim.state.x

@@ -9,7 +9,12 @@ import pytest
 
 from sph_addon.core.terms import pressure_projection_zhu2005_faces as kf
 from sph_addon.core.terms import pressure_projection_zhu2005_kernels as k
-from sph_addon.core.terms.ghost_fluid_gibou2002 import SURFACE_FILL, THETA_MIN, face_sides, surface_factor
+from sph_addon.core.terms.pressure_projection_zhu2005_ghost_fluid import (
+    SURFACE_FILL,
+    THETA_MIN,
+    face_sides,
+    surface_factor,
+)
 
 
 def _grid(seed: int, dims=(9, 7, 8)):

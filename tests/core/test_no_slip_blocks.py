@@ -30,7 +30,7 @@ def _reference(x, walls, spacing, h):
 def test_no_slip_blocks_are_the_numpy_statements():
     scene = load_scene(REPO / "scripts" / "scenes" / "dam_break.json")
     sim = Simulation(scene)
-    walls = sim._walls_at(0.0).static()
+    walls = sim.walls_at(0.0).static()
     rng = np.random.default_rng(6)
     # The column's particles, and points scattered through the tank's corner and walls.
     x = np.concatenate([sim.state.x[::7], rng.uniform([-0.1, -0.1, -0.1], [0.4, 0.4, 0.4], (3000, 3))])

@@ -1,4 +1,4 @@
-"""The relaxation's passes: Chebyshev acceleration (``terms.chebyshev_wang2015.ChebyshevPasses``).
+"""The relaxation's passes: Chebyshev acceleration (``terms.relaxation_clavet2005_chebyshev.ChebyshevPasses``).
 
 Checked against a linear iteration whose spectral radius is known (Jacobi on a 1D Poisson
 problem), for the invariants the solver relies on (weights summing to one, the colliders' share
@@ -9,10 +9,10 @@ import numpy as np
 from conftest import scene_dict
 
 from sph_addon.core.scene.scene_file import parse_scene
-from sph_addon.core.terms import chebyshev_wang2015 as relaxation_passes
-from sph_addon.core.terms.chebyshev_wang2015 import ChebyshevPasses
-from sph_addon.core.terms.chebyshev_wang2015_kernels import extrapolate
+from sph_addon.core.terms import relaxation_clavet2005_chebyshev as relaxation_passes
 from sph_addon.core.terms.relaxation_clavet2005 import density_errors
+from sph_addon.core.terms.relaxation_clavet2005_chebyshev import ChebyshevPasses
+from sph_addon.core.terms.relaxation_clavet2005_chebyshev_kernels import extrapolate
 from sph_addon.core.world.simulation import Simulation
 
 

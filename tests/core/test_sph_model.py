@@ -32,8 +32,8 @@ def test_kernels_match_the_slow_reference():
     """Densities, pressures and accelerations of a jittered cloud of two sph materials (one cohesive, one
     liquid) beside particles of another model, against the brute-force transcription of eqs. 3-7 with
     Monaghan's artificial pressure and Morris' viscosity (tests/reference/naive.py), to 1e-12."""
-    from sph_addon.core.terms import smoothed_particles_desbrun1996_kernels as k
-    from sph_addon.core.terms.smoothed_particles_desbrun1996 import lattice_sums
+    from sph_addon.core.terms import density_pressure_desbrun1996_kernels as k
+    from sph_addon.core.terms.density_pressure_desbrun1996 import lattice_sums
 
     rng = np.random.default_rng(7)
     s, h = 0.02, 0.04

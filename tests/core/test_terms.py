@@ -26,7 +26,9 @@ def test_every_term_and_the_paper_its_file_cites():
     """The list printed here is the product's: term, stage, the paper (first line of its module)."""
     assert {t.name for t in TERMS} >= {"xsph_monaghan1989", "surface_tension_brackbill1992", "viscosity_weiler2018",
                                        "viscosity_clavet2005", "yield_papanastasiou1987", "springs_clavet2005",
-                                       "pressure_projection_zhu2005", "relaxation_clavet2005"}
+                                       "pressure_projection_zhu2005", "relaxation_clavet2005",
+                                       "density_pressure_desbrun1996", "artificial_viscosity_monaghan1992",
+                                       "viscosity_morris1997"}
     for term in TERMS:
         file = term.__module__.rsplit(".", 1)[1]
         assert term.name == file, f"{term.__name__} is in {file}.py but named {term.name!r}"
@@ -37,6 +39,49 @@ def test_every_term_and_the_paper_its_file_cites():
         assert year.group(1) in term.citation, term.name
         assert term.stage in (VELOCITY, POSITION), term.name
         print(f"{term.name:32s} {term.stage:9s} {term.citation}", file=sys.stderr)
+
+
+def test_every_file_in_terms_is_a_term_its_kernels_or_a_helper_of_one_term():
+    """A file in ``terms/`` is a term (``<method>_<author><year>.py``), the kernels of one
+    (``<term>_kernels.py``), or a helper of one term (``<term>_<what>.py``, its ``_kernels`` beside it)
+    whose first docstring line names the term it serves and the year of the paper it implements: no
+    file is named like a term without being one."""
+    names = {t.name for t in TERMS}
+    folder = CORE / "terms"
+    for path in sorted(folder.glob("*.py")):
+        stem = path.stem
+        if stem in ("__init__", "base") or stem in names:
+            continue
+        module = stem.removesuffix("_kernels")
+        assert (folder / f"{module}.py").exists(), f"{path.name}: the kernels of no module"
+        if module in names:
+            continue
+        owners = [n for n in names if module.startswith(n + "_")]
+        assert len(owners) == 1, f"{path.name}: not a term, its kernels, nor a helper <term>_<what>.py of one term"
+        first = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))).splitlines()[0]
+        assert f"``{owners[0]}``" in first, f"{path.name}'s first docstring line does not name its term {owners[0]}"
+        assert re.search(r"\b(19|20)\d{2}\b", first), f"{path.name}'s first docstring line cites no paper's year"
+
+
+def test_the_sph_pair_forces_are_terms_that_share_one_loop():
+    """Monaghan's artificial viscosity and Morris' viscosity are terms of their own, summed in the pair loop of
+    ``density_pressure_desbrun1996`` (one running sum, so the bakes keep their bytes): the loop takes their
+    coefficients per material, 0 where no term gives one, and neither can be listed without the loop."""
+    from sph_addon.core.models.base import ModelSetup
+    from sph_addon.core.terms.artificial_viscosity_monaghan1992 import ArtificialViscosityMonaghan1992
+    from sph_addon.core.terms.density_pressure_desbrun1996 import DensityPressureDesbrun1996
+    from sph_addon.core.terms.viscosity_morris1997 import ViscosityMorris1997
+
+    cls = SOLVERS["sph"]
+    setup = ModelSetup(0.02, 0.04, 2, {1: cls.Params(artificial_viscosity=0.7, kinematic_viscosity=2e-3)})
+    loop = cls(setup).term("density_pressure_desbrun1996")
+    assert loop.alpha.tolist() == [0.0, 0.7] and loop.nu.tolist() == [0.0, 2e-3]
+    alone = DensityPressureDesbrun1996(setup)
+    alone.link([alone])
+    assert not alone.alpha.any() and not alone.nu.any()
+    for term in (ArtificialViscosityMonaghan1992, ViscosityMorris1997):
+        with pytest.raises(TypeError, match="density_pressure_desbrun1996"):
+            term(setup).link([term(setup)])
 
 
 def _imports(path) -> list[str]:

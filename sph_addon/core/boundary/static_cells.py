@@ -1,6 +1,7 @@
 """The static colliders on the pressure projection's cells, measured once per cell and kept
 (``terms.pressure_projection_zhu2005``): each cell centre's signed distance to them and the share of
-a full cell's content they leave it (``terms.ghost_fluid_gibou2002`` divides the content by it).
+a full cell's content they leave it (``terms.pressure_projection_zhu2005_ghost_fluid`` divides the
+content by it).
 """
 
 from __future__ import annotations

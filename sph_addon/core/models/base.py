@@ -1,7 +1,7 @@
 """The material-model contract: what a model declares and the hooks the step calls.
 
 After SPlisHSPlasH's ``NonPressureForceBase`` lifecycle (STYLE.md): a model is
-one class, registered in one place (``solvers/__init__.py``), that
+one class, registered in one place (``models/__init__.py``), that
 
 * **declares** its parameters (``parameters``: name, SI unit, range, default,
   description; the scene validator, ``docs/scene_format.md`` and the Blender UI
@@ -245,7 +245,7 @@ class MaterialModel:
     keeps_shape : its particles keep the shape they were emitted in (a solid's rest state): an inflow, which
         emits a stream, cannot carry its materials.
     moved_presets : preset name -> the model that has it now, for scene and .blend files naming a preset
-        this model had: they load with that model's preset (``scene.py``).
+        this model had: they load with that model's preset (``scene/scene_file.py``).
     """
 
     name: ClassVar[str] = ""

@@ -7,9 +7,12 @@ deformable bodies*, EGCAS 1996 (``shared/papers/000``); A. Treuille, lecture *Pa
 One model for both: the classic liquid is the state equation without tension (``tensile_strength``
 0) and a small artificial viscosity; Desbrun's soft inelastic lumps (putty, clay, mashed potato, wet
 snow) keep tension down to a cohesive strength and take a strong artificial viscosity (α ~ 1, the
-paper's). Its first term (``smoothed_particles_desbrun1996``) gives the accelerations; the particles are
-advanced by the leapfrog scheme with individual power-of-two steps (section 5.2, eq. 8;
-``integrators.Leapfrog``), each particle's level written to the cache as ``time_level``. The shared
+paper's). Its first three terms give the accelerations: the density, state equation and pressure
+(``density_pressure_desbrun1996``), Monaghan's artificial viscosity (``artificial_viscosity_monaghan1992``)
+and Morris' viscous Laplacian (``viscosity_morris1997``), summed in the first one's loop over pairs (its
+docstring says why). The particles are advanced by the leapfrog scheme with individual power-of-two
+steps (section 5.2, eq. 8; ``integrators.Leapfrog``), each particle's level written to the cache as
+``time_level``. The shared
 terms act at every micro-step, after the kicks that open steps and before the drift (first-order
 operator splitting; ``integrators.Leapfrog``): surface tension (``surface_tension_brackbill1992``)
 and a yield stress (``yield_papanastasiou1987``) solved implicitly (``viscosity_weiler2018``), which
@@ -24,8 +27,10 @@ viscosity (m²/s), the cohesion as a tensile strength (Pa), the yield stress (Pa
 
 from __future__ import annotations
 
-from ..terms.smoothed_particles_desbrun1996 import SmoothedParticlesDesbrun1996, calm_step, lattice_sums
+from ..terms.artificial_viscosity_monaghan1992 import ArtificialViscosityMonaghan1992
+from ..terms.density_pressure_desbrun1996 import DensityPressureDesbrun1996, calm_step, lattice_sums
 from ..terms.surface_tension_brackbill1992 import SurfaceTensionBrackbill1992
+from ..terms.viscosity_morris1997 import ViscosityMorris1997
 from ..terms.viscosity_weiler2018 import AddedViscosityWeiler2018
 from ..terms.yield_papanastasiou1987 import YieldPapanastasiou1987
 from .base import CacheField, DerivedConstant, MaterialModel
@@ -47,8 +52,8 @@ class SphModel(MaterialModel):
     presets = SPH_PRESETS
     looks = SPH_LOOKS
     integrator = "leapfrog"
-    terms = (SmoothedParticlesDesbrun1996, SurfaceTensionBrackbill1992, YieldPapanastasiou1987,
-             AddedViscosityWeiler2018)
+    terms = (DensityPressureDesbrun1996, ArtificialViscosityMonaghan1992, ViscosityMorris1997,
+             SurfaceTensionBrackbill1992, YieldPapanastasiou1987, AddedViscosityWeiler2018)
     cache_fields = (CacheField("time_level", "time_level", None, "u1",
                                "individual time-step level l of the particle's last substep (its step is the "
                                "substep / 2^l)"),)

@@ -2,8 +2,9 @@
 lecture), in SI units: its name and parameter tuple, read by the scene validator, the docs and the
 Blender UI without importing numba.
 
-The model is in ``sph_desbrun1996``; how each parameter enters the equations is in
-``terms.smoothed_particles_desbrun1996``.
+The model is in ``sph_desbrun1996``; how each parameter enters the equations is in its terms:
+``terms.density_pressure_desbrun1996``, ``terms.artificial_viscosity_monaghan1992``,
+``terms.viscosity_morris1997`` and the shared ones it lists.
 """
 
 from __future__ import annotations

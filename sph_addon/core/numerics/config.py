@@ -42,8 +42,8 @@ DEFAULT_MEMORY_BUDGET = 8 * 1024**3
 
 # Relaxation passes per substep grow as (Δt)^exponent at a given flow (ViscoelasticModel.
 # expected_iterations); measured on the dam break at 2, 3 and 6 substeps per frame: 32, 15 and
-# 4.3 passes (exponent 1.8-2.1); with the passes accelerated (terms/chebyshev_wang2015.py), frames
-# 3-12: 27.4, 13.2 and 3.8 (39.3, 18.9 and 5.2 plain), the same exponent (1.8).
+# 4.3 passes (exponent 1.8-2.1); with the passes accelerated (terms/relaxation_clavet2005_chebyshev.py),
+# frames 3-12: 27.4, 13.2 and 3.8 (39.3, 18.9 and 5.2 plain), the same exponent (1.8).
 ITERATIONS_DT_EXPONENT = 2.0
 # Cost of one relaxation pass relative to the rest of a substep (neighbour search, boundary terms,
 # surface tension, XSPH, collisions), measured on the dam break (24,000 particles): 3.5 ms against

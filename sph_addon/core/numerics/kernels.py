@@ -27,6 +27,14 @@ tests and the docs use it; no production kernel calls it. Numba cannot disk-cach
 takes another compiled function as an argument (``config.py``), so each term's kernels write out
 the form they use (or inline it from ``pair_kernels``).
 
+One cubic spline. :func:`cubic_spline_shape` is its shape without the constant, the form every kernel
+that sums it calls (the sph density, Monaghan 2000's artificial pressure, the elastic solid's hourglass
+weights); its numpy forms, for the tables built once per bake and the panel's derived constants, are
+in ``spline`` (without numba). Each form keeps the arithmetic of the code it replaced, so the bakes
+keep their bytes; that is why they differ in their last bit: :func:`cubic_spline_w` multiplies its
+constant in before the powers (k·2·a·a·a), numpy's ``q**3`` rounds once where ``q * q * q`` rounds
+twice, and :func:`cubic_spline_dw` forms k/h as 8/(π h·h·h·h) (numpy's, 8/(π h**4)).
+
 ``clavet_a``, ``clavet_density_weight`` and ``clavet_near_weight`` are the
 *unnormalised* pair weights exactly as the relaxation's kernels form them
 (a = 1 - r·(1/h), a², a³); tests/core/test_kernels.py pins the two to the same arithmetic, bit
@@ -244,6 +252,29 @@ def cubic_spline_dw(r, h):
         return k_h * (18.0 * q * q - 12.0 * q)
     a = 1.0 - q
     return -6.0 * k_h * a * a
+
+
+@njit(**config.NJIT)
+def cubic_spline_shape(q):
+    """The cubic spline's shape at q = r/h < 1, without its constant k = 8/(π h³) (Monaghan 1992, support h).
+
+    6(q³ - q²) + 1 for q <= 1/2, 2(1-q)³ for 1/2 < q < 1, computed as ``6.0 * (q * q * q - q * q) + 1.0``
+    and ``2.0 * a * a * a`` (a = 1 - q): the sph density sum and artificial pressure
+    (``density_pressure_desbrun1996_kernels``) and the elastic solid's hourglass weights
+    (``elasticity_becker2009_gradient.kernel_weight``) call it.
+
+    Parameters
+    ----------
+    q : float64, r/h, dimensionless; the caller keeps 0 <= q < 1 (the value beyond is not 0).
+
+    Returns
+    -------
+    float64, dimensionless: 1 at q = 0, 1/4 at q = 1/2.
+    """
+    if q <= 0.5:
+        return 6.0 * (q * q * q - q * q) + 1.0
+    a = 1.0 - q
+    return 2.0 * a * a * a
 
 
 @njit(**config.NJIT)

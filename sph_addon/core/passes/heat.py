@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ..numerics.spline import cubic_spline_dw_array
 from ..world.diagnostics import material_densities
 from .base import PassSetup, WorldPass
 
@@ -51,10 +52,8 @@ _TABLE = 256
 
 
 def _spline_slope(r: np.ndarray, h: float) -> np.ndarray:
-    """-dW/dr of the cubic spline (``kernels.cubic_spline_dw``) for many r < h, in numpy, 1/m⁴."""
-    q = r / h
-    k_h = 8.0 / (math.pi * h**4)
-    return np.where(q <= 0.5, -k_h * (18.0 * q * q - 12.0 * q), 6.0 * k_h * (1.0 - q) ** 2)
+    """-dW/dr of the cubic spline (``numerics.spline.cubic_spline_dw_array``) for many r < h, 1/m⁴."""
+    return -cubic_spline_dw_array(r, h)
 
 
 def held_surface_sums(spacing: float, h: float, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

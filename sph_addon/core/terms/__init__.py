@@ -1,6 +1,10 @@
 """The terms the material models are made of: one method from one paper per file, its numba kernels
 beside it (``<method>_<author><year>.py`` and ``..._kernels.py``), on the contract of ``base.py``.
 
+Every other file here is a helper of one term, ``<term>_<what>.py`` (and its ``_kernels``), whose
+docstring's first line names the term it serves and the paper it implements
+(``pressure_projection_zhu2005_ghost_fluid``, ``relaxation_clavet2005_chebyshev``).
+
 A model (``core.models``) lists the terms it is made of; a second model reuses a term by listing it.
 """
 

@@ -1,4 +1,6 @@
-"""The corrected kernel gradient of the corotated SPH solid (Becker et al. 2009, eq. 14-15): each particle's
+"""A helper of the term ``elasticity_becker2009``: the corrected kernel gradient of Becker et al. 2009.
+
+The corrected kernel gradient of the corotated SPH solid (Becker et al. 2009, eq. 14-15): each particle's
 weights g_ij = ω(|d_ij|) C_i p(d_ij) of its rest partners, C_i from a weighted least-squares fit of its
 neighbourhood that is quadratic where the neighbourhood spans it (``elasticity_becker2009_kernels``'
 docstring says why and what it changed)."""
@@ -11,6 +13,7 @@ import numpy as np
 
 from ..numerics import config
 from ..numerics.kernel_cache import njit
+from ..numerics.kernels import cubic_spline_shape
 
 # A Cholesky pivot under this share of its diagonal entry: the quadratic fit is not determined there.
 FIT_TOLERANCE = 1e-6
@@ -42,12 +45,11 @@ def grad_weight(r, h):
 
 @njit(**config.NJIT)
 def kernel_weight(r, h):
-    """The cubic spline W(r) with support h, up to its constant factor (the hourglass weights)."""
+    """The cubic spline W(r) with support h, up to its constant factor (the hourglass weights): its shape
+    ``numerics.kernels.cubic_spline_shape``, 0 from h on."""
     q = r / h
-    if q <= 0.5:
-        return 6.0 * (q * q * q - q * q) + 1.0
     if q < 1.0:
-        return 2.0 * (1.0 - q) ** 3
+        return cubic_spline_shape(q)
     return 0.0
 
 

@@ -15,9 +15,10 @@ What. Every substep, after the velocity stage (gravity, viscosity, surface tensi
 1. cells of width ``CELL_WIDTH`` h; the particles' velocities go to the faces and their weights to
    the cell centres (trilinear, as FLIP's particle-to-grid step): a cell's content, 1 when full;
 2. a cell whose content, over what a full cell holds beside the walls, reaches 1/2 is fluid; another
-   next to fluid whose centre lies inside a static collider solid; any other air (``ghost_fluid_gibou2002``);
-   faces between fluid and solid take the solid's velocity, 0 (static colliders only: a moving one
-   is left to the relaxation's wall terms and the collisions, as before);
+   next to fluid whose centre lies inside a static collider solid; any other air
+   (``pressure_projection_zhu2005_ghost_fluid``); faces between fluid and solid take the solid's
+   velocity, 0 (static colliders only: a moving one is left to the relaxation's wall terms and the
+   collisions, as before);
 3. -∇²p = -∇·u over the fluid cells (7-point Laplacian, no flux into solid; towards air p = 0 where
    the content crosses 1/2, between the cell centres: the ghost fluid's 1 / θ), by conjugate
    gradients preconditioned by the diagonal, to ``TOLERANCE``; u -= ∇p on the faces between fluid
@@ -31,8 +32,8 @@ material's tolerance: the grid moves velocities, never positions.
 
 Deviations and their reasons:
 
-* The surface lies where the content crosses 1/2 (``ghost_fluid_gibou2002``): with a cell fluid
-  as soon as it held one particle, a surface particle rising into the cell above moved its
+* The surface lies where the content crosses 1/2 (``pressure_projection_zhu2005_ghost_fluid``): with a
+  cell fluid as soon as it held one particle, a surface particle rising into the cell above moved its
   column's surface a whole cell, which kicked the resting pool's surface sideways (1-2 cm/s). The
   content is smooth in the positions, so a fluid cell's lattice is never cut into air inside the
   liquid (a threshold on the particle count was).
@@ -58,7 +59,7 @@ import math
 import numpy as np
 
 from .base import VELOCITY, ArraySpec, Term
-from .ghost_fluid_gibou2002 import SURFACE_FILL, THETA_MIN
+from .pressure_projection_zhu2005_ghost_fluid import SURFACE_FILL, THETA_MIN
 
 # Cell width in units of the support radius h (two spacings at h = 2 s: eight particles a cell, as
 # FLIP's usual 2x2x2 per cell).
@@ -212,10 +213,10 @@ class GridProjection:
 
     def _kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls) -> tuple:
         """Cell kinds, and ``fill`` over a full cell's content beside the static colliders
-        (``ghost_fluid_gibou2002``): fluid where that reaches the surface's ``SURFACE_FILL`` (and the centre
-        lies outside the static colliders, or particles are in the cell); among the other cells next
-        to fluid, solid where the centre is inside a static collider (only those matter to the
-        solve); air elsewhere. ``lo``: the grid's first cell, global index."""
+        (``pressure_projection_zhu2005_ghost_fluid``): fluid where that reaches the surface's
+        ``SURFACE_FILL`` (and the centre lies outside the static colliders, or particles are in the
+        cell); among the other cells next to fluid, solid where the centre is inside a static collider
+        (only those matter to the solve); air elsewhere. ``lo``: the grid's first cell, global index."""
         from . import pressure_projection_zhu2005_kernels as k
 
         static = walls.static()

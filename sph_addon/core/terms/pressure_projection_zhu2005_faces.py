@@ -1,7 +1,8 @@
-"""Numba kernels of the grid projection's faces (``pressure_projection_zhu2005``): which faces the solve
-sets and which the static colliders hold, the ghost fluid's factors at the free surface
-(``ghost_fluid_gibou2002``), the divergence, the solve's rows, and each face's velocity change from
-the pressure.
+"""A helper of the term ``pressure_projection_zhu2005`` (Zhu & Bridson 2005): numba kernels of the grid's faces.
+
+Which faces the solve sets and which the static colliders hold, the ghost fluid's factors at the free
+surface (``pressure_projection_zhu2005_ghost_fluid``), the divergence, the solve's rows, and each
+face's velocity change from the pressure.
 
 Each is the numpy expression it replaced, element by element in the same arithmetic (the same
 bytes), in parallel over the grid's first axis: on the million-particle dam break the projection's
@@ -18,7 +19,7 @@ from ..numerics.kernel_cache import njit, prange
 @njit(**config.NJIT_INLINE)
 def _sides(kind, fill, axis, a, b, c, air):
     """The kinds and contents of the cells on the low and high side of face (a, b, c) normal to
-    ``axis``: ``air`` and 0 beyond the grid (``ghost_fluid_gibou2002.face_sides``)."""
+    ``axis``: ``air`` and 0 beyond the grid (``pressure_projection_zhu2005_ghost_fluid.face_sides``)."""
     n = kind.shape[axis]
     m = a if axis == 0 else (b if axis == 1 else c)
     la, lb, lc = a - (axis == 0), b - (axis == 1), c - (axis == 2)
@@ -37,8 +38,8 @@ def face_terms(kind, codes, fill, axis, surface_fill, theta_min, u, w, solved, h
     where w > 0; ``solved`` (fluid on a side, solid on
     neither) and ``held`` (fluid and solid: the static collider's velocity, 0); ``ghost``: 1 / θ
     between a fluid and an air cell, θ where the content crosses ``surface_fill``, clipped below at
-    ``theta_min`` (``ghost_fluid_gibou2002.surface_factor``), 1 elsewhere; and ``div`` (cells) +=
-    the difference across each cell of u, 0 on held faces (d times the divergence)."""
+    ``theta_min`` (``pressure_projection_zhu2005_ghost_fluid.surface_factor``), 1 elsewhere; and ``div``
+    (cells) += the difference across each cell of u, 0 on held faces (d times the divergence)."""
     fluid_code, air, solid_code = codes
     fa, fb, fc = u.shape
     for a in prange(fa):

@@ -17,8 +17,8 @@ Units (derivations in ``lattice`` and below). The artist sets the largest mean c
   particle's constraint per pass, each pair's push capped at 0.01 h
   (``relaxation_clavet2005_kernels.PAIR_CAP``); passes repeat until the target is met, which makes
   the compression a property of the material rather than of k, Δt and s, each extrapolated along
-  the last two (Chebyshev, ``chebyshev_wang2015``); the density error keeps its meaning (Clavet's
-  density's), the near density moving ``lattice.near_error_ratio`` times as much;
+  the last two (Chebyshev, ``relaxation_clavet2005_chebyshev``); the density error keeps its meaning
+  (Clavet's density's), the near density moving ``lattice.near_error_ratio`` times as much;
 * flat walls mirror the liquid, other colliders add the fluid missing behind them
   (``ctx.walls.relaxation_walls``: ``boundary.mirror``, ``boundary.lattice_fill``), and what the
   passes moved at the walls goes to the colliders (``ctx.walls.received``).
@@ -36,7 +36,7 @@ import numpy as np
 
 from ..numerics.lattice import near_error_ratio, offsets, rest_densities
 from .base import POSITION, Term
-from .chebyshev_wang2015 import NO_HELD, ChebyshevPasses
+from .relaxation_clavet2005_chebyshev import NO_HELD, ChebyshevPasses
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class RelaxationClavet2005(Term):
     parameters = ("density_error", "max_iterations")
 
     def __init__(self, setup):
-        from . import chebyshev_wang2015_kernels, relaxation_clavet2005_kernels
+        from . import relaxation_clavet2005_chebyshev_kernels, relaxation_clavet2005_kernels
 
         super().__init__(setup)
         self.relaxation = relaxation_clavet2005_kernels.double_density_relaxation
@@ -127,7 +127,7 @@ class RelaxationClavet2005(Term):
         self.cap = int(max((p.max_iterations for p in setup.materials.values()), default=1))
         # Iterations the last substep needed and its length: the cost model's estimate.
         self.last_iterations, self.last_dt = 1, 0.0
-        self.accel = ChebyshevPasses(chebyshev_wang2015_kernels.extrapolate)
+        self.accel = ChebyshevPasses(relaxation_clavet2005_chebyshev_kernels.extrapolate)
         self.rho = self.rho_near = np.zeros(0)
         self._reset_stats()
 

@@ -1,20 +1,31 @@
-"""Numba kernels of Desbrun & Cani's smoothed particles (``smoothed_particles_desbrun1996``).
+"""Numba kernels of Desbrun & Cani's density and pressure (``density_pressure_desbrun1996``), with the pair
+forces of the terms that share its loop over pairs.
 
 One pass over a set of particles (``rows``, world indices) for the kernel-sum density (eq. 3), one
-for the state equation (eq. 6), one for the pair forces (eqs. 4, 5, 7 and the viscous Laplacian),
-one for each particle's stable step (eq. 8). Every kernel gathers into its own particle from full
-neighbour rows, so the rows run in parallel, race-free, and the sums are in the same order at any
-thread count.
+for the state equation (eq. 6), one for the pair forces, one for each particle's stable step (eq. 8).
+Every kernel gathers into its own particle from full neighbour rows, so the rows run in parallel,
+race-free, and the sums are in the same order at any thread count.
+
+The pair forces are one loop: the symmetric pressure (eqs. 4, 7) with Monaghan 2000's artificial
+pressure, Monaghan's artificial viscosity Π_ij (eq. 5, ``artificial_viscosity_monaghan1992_kernels``)
+added to the same pair factor, and Morris' viscous Laplacian (``viscosity_morris1997_kernels``) added
+to the same running sum, pair by pair. Three loops summed afterwards would add the same numbers in
+another order, and the particles would move differently in the last bits (bakes would not keep their
+bytes); the three terms keep their formulas in their own files and this loop calls them.
 
 Kernels (``h`` is the support; Desbrun's smoothing length is h/2, as in his anti-clustering kernel):
 
-* density: the cubic spline with support h (Monaghan 1992, SPlisHSPlasH's ``CubicKernel``), divided by
-  its sum over the particle lattice so that a lattice at rest is exactly at ρ0;
+* density: the cubic spline with support h (Monaghan 1992, SPlisHSPlasH's ``CubicKernel``;
+  ``numerics.kernels.cubic_spline_shape``), divided by its sum over the particle lattice so that a
+  lattice at rest is exactly at ρ0;
 * pressure, cohesion and artificial viscosity: the anti-clustering kernel of section 3.2, whose
   gradient does not vanish at r = 0 (15/(π h³) (1 - r/h)³ with support h);
 * viscous Laplacian: Morris, Fox & Zhu 1997 (J. Comput. Phys. 136, eq. 10), the form of Treuille's
   f = μ Σ m_j (v_j - v_i)/ρ_j ∇²W that holds the kinematic viscosity ν at any spacing (a kernel's
   own ∇²W does not).
+
+The walls (a collider's fluid mirrored behind its flat faces) enter through :func:`_wall_share` and
+:func:`_wall_gradient`, on the tables of ``density_pressure_desbrun1996_walls``.
 """
 
 from __future__ import annotations
@@ -23,6 +34,9 @@ import math
 
 from ..numerics import config
 from ..numerics.kernel_cache import njit, prange
+from ..numerics.kernels import cubic_spline_shape
+from .artificial_viscosity_monaghan1992_kernels import approach_rate, viscous_pressure
+from .viscosity_morris1997_kernels import pair_factor, viscous_step
 
 
 @njit(**config.NJIT)
@@ -52,18 +66,9 @@ def _table2(table, step, a, b):
 
 
 @njit(**config.NJIT)
-def _spline(q):
-    """The cubic spline's shape at q = r/h < 1, without its constant 8/(π h³)."""
-    if q <= 0.5:
-        return 6.0 * (q * q * q - q * q) + 1.0
-    a = 1.0 - q
-    return 2.0 * a * a * a
-
-
-@njit(**config.NJIT)
 def _f4(q, inv_w_spacing):
     """Monaghan 2000's (W(r)/W(s))⁴ at q = r/h, of the cubic spline (its constant cancels)."""
-    fw = _spline(q) * inv_w_spacing
+    fw = cubic_spline_shape(q) * inv_w_spacing
     fw *= fw
     return fw * fw
 
@@ -152,7 +157,7 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0,
             d2 = dx * dx + dy * dy + dz * dz
             if d2 >= h2:
                 continue
-            s += mass[mat[j]] * _spline(math.sqrt(d2) * inv_h)
+            s += mass[mat[j]] * cubic_spline_shape(math.sqrt(d2) * inv_h)
         s *= k_w * inv_lattice
         w0 = wall_rho0[mat[i]]
         if w0 != 0.0:
@@ -192,6 +197,10 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     (``planes``) pushes with -P⁺/ρ² ρ0 Γ'(d) n, the gradient of the particle's own internal energy
     through the density the wall gives it. Each particle's largest approach rate max_j μ_ij (eq. 8's,
     1/s · m) goes to ``mu_max`` for its next step's level.
+
+    The three terms' shares are summed pair by pair in one running sum (Morris', then the pressure's
+    and Π's, of each pair; the module docstring says why); α and ν are zero where the model does not
+    list ``artificial_viscosity_monaghan1992`` or ``viscosity_morris1997``.
 
     Parameters
     ----------
@@ -258,15 +267,15 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
             if ri + rj != 0.0:  # Monaghan 2000's artificial pressure, against clustering under tension
                 f += (ri + rj) * _f4(rr / h, inv_w_spacing)
             if vr < 0.0:
-                mu = eps * vr / (r2 + eps2)
+                mu = approach_rate(eps, vr, r2, eps2)
                 if -mu > mu_i:
                     mu_i = -mu
-                if abar != 0.0:
-                    f += abar * (-cbar * mu + 2.0 * mu * mu) / (0.5 * (rhoi + rhoj))
+                if abar != 0.0:  # artificial_viscosity_monaghan1992
+                    f += viscous_pressure(abar, cbar, mu, rhoi, rhoj)
             f *= -mass[mj] * grad
             visc = etai + etaj
-            if visc != 0.0:
-                fv = mass[mj] * visc / (rhoi * rhoj) * grad * r2 / (r2 + eps2)
+            if visc != 0.0:  # viscosity_morris1997
+                fv = pair_factor(mass[mj], visc, rhoi, rhoj, grad, r2, eps2)
                 ax += fv * ux
                 ay += fv * uy
                 az += fv * uz
@@ -304,6 +313,4 @@ def stable_steps(v, mat, rows, c, alpha, nu, h, mu_max, out):
         speed = math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
         if speed * dt > 0.3 * eps:
             dt = 0.3 * eps / speed
-        if nu[mi] * dt > 0.125 * eps * eps:
-            dt = 0.125 * eps * eps / nu[mi]
-        out[r] = dt
+        out[r] = viscous_step(dt, nu[mi], eps)

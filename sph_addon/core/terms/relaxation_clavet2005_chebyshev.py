@@ -1,4 +1,6 @@
-"""How the density relaxation's passes run: their stopping test and their Chebyshev acceleration.
+"""A helper of the term ``relaxation_clavet2005``: its passes' stopping test and Wang 2015's Chebyshev steps.
+
+How the density relaxation's passes run: their stopping test and their Chebyshev acceleration.
 
 ``density_errors`` is the stopping test (a material meets its target when the mean compression
 of its compressed particles is under ``density_error`` and the largest under 10 times it).
@@ -61,8 +63,9 @@ class ChebyshevPasses:
 
     ``extrapolate(now, last, back, ω, γ)`` is the kernel that sets
     now = ω (γ (now - last) + last - back) + back in place and copies the result into ``back``
-    (``chebyshev_wang2015_kernels.extrapolate``; passed in so this module needs no numba): that buffer is
-    where the next pass's start is kept, so :meth:`before` has nothing to copy after an extrapolation.
+    (``relaxation_clavet2005_chebyshev_kernels.extrapolate``; passed in so this module needs no numba):
+    that buffer is where the next pass's start is kept, so :meth:`before` has nothing to copy after an
+    extrapolation.
     The two iterates it keeps live from one substep to the next: allocated afresh every substep,
     their page faults cost a millisecond a substep on the bench's dam break.
     """

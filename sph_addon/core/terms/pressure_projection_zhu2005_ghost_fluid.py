@@ -1,7 +1,8 @@
-"""The ghost fluid free surface (Gibou, Fedkiw, Cheng & Kang 2002) on the pressure projection's cells
-(``pressure_projection_zhu2005``): where the liquid's surface lies, each
-cell's content over what a full cell holds beside the walls, the cell kinds it gives, and the ghost
-fluid's factors at the faces between fluid and air.
+"""A helper of the term ``pressure_projection_zhu2005``: the ghost fluid free surface of Gibou et al. 2002.
+
+The ghost fluid free surface (Gibou, Fedkiw, Cheng & Kang 2002) on the pressure projection's cells:
+where the liquid's surface lies, each cell's content over what a full cell holds beside the walls,
+the cell kinds it gives, and the ghost fluid's factors at the faces between fluid and air.
 
 Why. A cell's content is the particles' trilinear weights at its centre, 1 in the bulk. A resting
 pool's top row of cells holds 0.875 and the row above 0.125: the surface, where the content
