@@ -86,8 +86,9 @@ def test_a_shape_without_a_code_is_refused():
 
 
 # The kernels that took the SDF function as an argument before (and recompiled in every process).
-COLLISION_KERNELS = (("colliders.response", "collide"), ("colliders.response", "distances"),
-                     ("boundary.solid_share_kernels", "solid_share"), ("colliders.overlaps", "push_out_of_solid"))
+COLLISION_KERNELS = (("colliders.contact.response", "collide"), ("colliders.contact.response", "distances"),
+                     ("boundary.solid_share_kernels", "solid_share"),
+                     ("colliders.contact.overlaps", "push_out_of_solid"))
 
 
 @pytest.mark.parametrize("module, name", COLLISION_KERNELS)
