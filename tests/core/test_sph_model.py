@@ -63,10 +63,10 @@ def test_kernels_match_the_slow_reference():
                 np.zeros((2, 2)), 1.0, rho)
     k.pressures(rows, mat, rho, rho0, c**2, tension, p)
     q = s / h
-    acc = np.empty((len(rows), 3))
+    acc, wall = np.empty((len(rows), 3)), np.empty((len(rows), 3))
     k.pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h,
                          1.0 / (6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3), none, np.zeros(3),
-                         np.zeros(2), 1.0, edges, np.zeros((2, 2)), 1.0, np.zeros(len(x)), acc)
+                         np.zeros(2), 1.0, edges, np.zeros((2, 2)), 1.0, np.zeros(len(x)), acc, wall)
     ref_rho, ref_p, ref_acc = smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension, owned,
                                                               h, s, full)
     np.testing.assert_allclose(rho[rows], ref_rho[rows], rtol=1e-12)

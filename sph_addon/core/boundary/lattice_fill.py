@@ -84,16 +84,24 @@ def wall_viscosity_blocks(x: np.ndarray, walls, spacing: float, h: float) -> np.
     ``NO_SLIP_CAP``), d_i the particle's distance to the surface and d_w the point's
     depth below it along the wall normal (the direction of Σ s_w φ_w r̂).
     """
+    return no_slip_sums_of(x, walls, spacing, h, _wall_viscosity_weights(spacing, h)[1])
+
+
+def no_slip_sums_of(x: np.ndarray, walls, spacing: float, h: float, weights: np.ndarray) -> np.ndarray:
+    """(n,c) Σ_w s_w f_w weights[w] over the lattice points w of each particle continued behind ``walls``
+    (s_w their cells' share inside the solid, f_w the no-slip factor of :func:`wall_viscosity_blocks`):
+    a viscous term's no-slip share, given its weight per lattice offset (``weights`` (m,c), the offsets of
+    ``numerics.lattice.offsets(spacing, h)``). Zero for particles farther than h + s/2 from every wall."""
     from .solid_share_kernels import no_slip_sums
 
-    out = np.zeros((len(x), 6))
+    out = np.zeros((len(x), weights.shape[1]))
     if walls is None or not len(x):
         return out
     dist = walls.distance(x)
     near = np.flatnonzero(dist < h + 0.5 * spacing)
     if not len(near):
         return out
-    off, weights, towards = _wall_viscosity_weights(spacing, h)
+    off, _, towards = _wall_viscosity_weights(spacing, h)
     share = walls.solid_share(np.ascontiguousarray(x[near]), off, spacing)
     normal = _weighted(share, towards)
     length = np.linalg.norm(normal, axis=1)

@@ -4,11 +4,11 @@
 the contact pass and the world passes: signed distances (heat's held surfaces, the sph model's walls),
 the solid share of lattice cells, the mirrored walls and the fluid behind the others (the density
 relaxation's, :meth:`Walls.relaxation_walls`), the no-slip blocks (the implicit viscosity's,
-:meth:`Walls.no_slip_blocks`), the static colliders on the pressure projection's cells
-(:meth:`Walls.static_cells`), the particles the contact pass must look at (``clearance``, measured at
-the substep's start) and where what the colliders receive goes (``reports``: the contact pass's,
-and the terms' own record of what they gave the particles at the walls, :meth:`Walls.received`, which
-the colliders receive equal and opposite).
+:meth:`Walls.no_slip_blocks`; Morris' explicit one's, :meth:`Walls.no_slip_sums`), the static colliders
+on the pressure projection's cells (:meth:`Walls.static_cells`), the particles the contact pass must
+look at (``clearance``, measured at the substep's start) and where what the colliders receive goes
+(``reports``: the contact pass's, and the terms' own record of what they gave the particles at the
+walls, :meth:`Walls.received`, which the colliders receive equal and opposite).
 """
 
 from __future__ import annotations
@@ -98,6 +98,13 @@ class Walls:
         from .lattice_fill import wall_viscosity_blocks
 
         return wall_viscosity_blocks(x, self.static(), self.spacing, self.h)
+
+    def no_slip_sums(self, x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """(n,c) a viscous term's no-slip share of the static colliders at positions ``x``, from its weight
+        per lattice offset (``lattice_fill.no_slip_sums_of``; Morris' explicit viscosity's)."""
+        from .lattice_fill import no_slip_sums_of
+
+        return no_slip_sums_of(x, self.static(), self.spacing, self.h, weights)
 
     def static_cells(self, index: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
         """Signed distance (m) from the centres of cells ``index`` (k,3, of width ``d``) to the static

@@ -124,6 +124,18 @@ def _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, x, y, z)
     return gx, gy, gz
 
 
+@njit(**config.NJIT)
+def _wall_push(p_i, rho_i, w0, planes, edges, slope, step, quarter_slope, step2, h, x, y, z):
+    """-P⁺/ρ² ρ0 ∇Γ at (x, y, z), m/s²: the flat walls' push on a particle of pressure ``p_i`` and density
+    ``rho_i`` whose walls stand for fluid at ``w0`` (:func:`_wall_gradient`); 0 where ``w0`` is 0 or the
+    pressure is not positive."""
+    if w0 == 0.0 or not p_i > 0.0:
+        return 0.0, 0.0, 0.0
+    push = -p_i / (rho_i * rho_i) * w0
+    gx, gy, gz = _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, x, y, z)
+    return push * gx, push * gy, push * gz
+
+
 @njit(**config.NJIT_PARALLEL)
 def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0, gamma, step, edges, quarter,
               step2, rho):
@@ -183,7 +195,7 @@ def pressures(rows, mat, rho, rho0, c2, tension, p):
 
 @njit(**config.NJIT_PARALLEL)
 def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, planes,
-                       wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out):
+                       wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out, wall_out):
     """Accelerations of ``rows`` from their neighbours, m/s², into ``out`` (k,3) (row r of ``rows``).
 
     a_i = -Σ_j m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇_i W_ij                      (eqs. 4, 5, 7)
@@ -195,8 +207,9 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     A neighbour of another model (``owned`` false for its material) is taken at this particle's
     density and pressure, as a boundary particle (its own scheme moves it). A flat wall within h
     (``planes``) pushes with -P⁺/ρ² ρ0 Γ'(d) n, the gradient of the particle's own internal energy
-    through the density the wall gives it. Each particle's largest approach rate max_j μ_ij (eq. 8's,
-    1/s · m) goes to ``mu_max`` for its next step's level.
+    through the density the wall gives it; that push alone also goes to ``wall_out`` (what the walls
+    receive equal and opposite). Each particle's largest approach rate max_j μ_ij (eq. 8's, 1/s · m)
+    goes to ``mu_max`` for its next step's level.
 
     The three terms' shares are summed pair by pair in one running sum (Morris', then the pressure's
     and Π's, of each pair; the module docstring says why); α and ν are zero where the model does not
@@ -211,7 +224,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     as for :func:`densities`; slope : Γ' sampled every ``step`` m; edges, quarter_slope, step2: the
     edges of :func:`densities` and ∂Γ₂/∂d₁ (∂Γ₂/∂d₂ is the same table transposed: Γ₂ is symmetric).
     mu_max : (n,), written at ``rows``.
-    out : (k,3) m/s², overwritten.
+    out : (k,3) m/s², overwritten. wall_out : (k,3) m/s², overwritten: the flat walls' push, part of ``out``.
     """
     eps = 0.5 * h
     eps2 = 0.01 * eps * eps
@@ -282,17 +295,15 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
             ax += f * dx
             ay += f * dy
             az += f * dz
-        w0 = wall_rho0[mi]
-        if w0 != 0.0 and p[i] > 0.0:
-            push = -p[i] / (rhoi * rhoi) * w0
-            gx, gy, gz = _wall_gradient(planes, edges, slope, step, quarter_slope, step2, h, xi, yi, zi)
-            ax += push * gx
-            ay += push * gy
-            az += push * gz
+        wx, wy, wz = _wall_push(p[i], rhoi, wall_rho0[mi], planes, edges, slope, step, quarter_slope, step2, h,
+                                xi, yi, zi)
+        wall_out[r, 0] = wx
+        wall_out[r, 1] = wy
+        wall_out[r, 2] = wz
         mu_max[i] = mu_i
-        out[r, 0] = ax
-        out[r, 1] = ay
-        out[r, 2] = az
+        out[r, 0] = ax + wx
+        out[r, 1] = ay + wy
+        out[r, 2] = az + wz
 
 
 @njit(**config.NJIT_PARALLEL)

@@ -136,7 +136,10 @@ class Leapfrog(Integrator):
     evaluated together (one level, or ``"global"``). The models' velocity-stage terms act at every
     micro-step, after the kicks that open steps and before the drift, with the micro-step as their
     step (first-order splitting; the accelerations' velocity-dependent part is not re-evaluated after
-    them).
+    them). The part of each acceleration the colliders exert (a model's walls) is kept beside it in
+    ``wall_acceleration`` when the model declares that array: what the kicks give of it over the
+    substep goes to the colliders' reports (``Walls.received``), so a collider or a body receives
+    exactly what the particles got from it, with the opposite sign.
     """
 
     name = "leapfrog"
@@ -241,18 +244,28 @@ class Leapfrog(Integrator):
         half = 0.5 * ctx.dt
         out_rows = np.empty(len(rows), np.int64)
         out_pos = np.empty(len(rows), np.int64)
+        # The colliders' share of the accelerations (a model's walls, ``wall_acceleration``): what the kicks
+        # give of it is summed over the substep and reported to the colliders, equal and opposite.
+        wall = ctx.arrays.get("wall_acceleration") if ctx.walls is not None else None
+        given = np.zeros((len(rows) if wall is not None else 0, 3))
+        if wall is None:
+            wall = given
         for k in range(1 << top):
-            kick(v, acc, rows, level, top, k, half, False)
+            kick(v, acc, rows, level, top, k, half, False, given, wall)
             self._velocity_stage(ctx, models, micro)
             drift(x, v, x_prev, rows, micro)
             collide(idx, t + k * micro, micro)
             keep_collisions(x, v, x_prev, rows, micro)
             m = ending(rows, level, top, k, out_rows, out_pos)
             acc[out_pos[:m]] = self._accelerations(ctx, models, owned, out_rows[:m])
-            kick(v, acc, rows, level, top, k, half, True)
+            kick(v, acc, rows, level, top, k, half, True, given, wall)
         self.micro_steps += 1 << top
         if kept is not None:
             kept[rows] = acc
+        if len(given):
+            full = np.zeros((ctx.n, 3))
+            full[rows] = given
+            ctx.walls.received(x, full)
 
     def stats(self):
         out = {"time_levels": list(self.levels), "force_evaluations": self.evaluations,

@@ -50,10 +50,13 @@ def limit_neighbour_levels(rows, nbr, count, world_level, gap, level_out):
 
 
 @njit(**config.NJIT_PARALLEL)
-def kick(v, acc, rows, level, top, k, half_substep, at_end):
+def kick(v, acc, rows, level, top, k, half_substep, at_end, given, wall):
     """Half a kick, v_i += (Δt / 2^{l_i+1}) a_i, for the particles whose step starts at micro-step
     ``k`` (``at_end`` false) or ends after it (``at_end`` true); a step of level l spans 2^(top-l)
-    micro-steps. ``acc`` (k,3) is row-indexed like ``rows``."""
+    micro-steps. ``acc`` (k,3) is row-indexed like ``rows``. With ``given`` (k,3, row-indexed; (0,3) for
+    none), the same kick of ``wall`` (n,3, world-indexed), the colliders' share of the accelerations, is
+    added to it: what the colliders gave the particles, m/s."""
+    report = given.shape[0] > 0
     for r in prange(rows.shape[0]):
         lv = level[r]
         stride = 1 << (top - lv)
@@ -65,6 +68,10 @@ def kick(v, acc, rows, level, top, k, half_substep, at_end):
         v[i, 0] += f * acc[r, 0]
         v[i, 1] += f * acc[r, 1]
         v[i, 2] += f * acc[r, 2]
+        if report:
+            given[r, 0] += f * wall[i, 0]
+            given[r, 1] += f * wall[i, 1]
+            given[r, 2] += f * wall[i, 2]
 
 
 @njit(**config.NJIT_PARALLEL)
