@@ -154,7 +154,7 @@ def _collide_plane(x, x_prev, friction=0.0, r=None, t=None):
 
     dv = np.full(x.shape, np.nan)  # every row must be overwritten
     collide(PLANE, np.zeros(0), np.zeros((1, 1, 1), np.float32), r, t, r, t, x, x, x_prev,
-            DT, RADIUS, friction, 0.0, 0.0, True, dv)
+            DT, RADIUS, friction, np.zeros(0, np.uint8), 0.0, 0.0, True, dv)
     return dv
 
 

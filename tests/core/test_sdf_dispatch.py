@@ -114,7 +114,7 @@ _RUN_KERNELS = textwrap.dedent("""
     x = np.array([[0.0, 0.0, -0.49], [0.1, 0.2, 0.0]])
     dv = np.zeros_like(x)
     response.collide(shape.code, shape.params, shape.grid, eye, zero, eye, zero, x, x, x.copy(), 0.01, 0.025,
-                     0.0, 0.0, 0.0, True, dv)
+                     0.0, np.zeros(0, np.uint8), 0.0, 0.0, True, dv)
     d = np.empty(len(x))
     response.distances(shape.code, shape.params, shape.grid, x, d)
     print(json.dumps({f.__name__: [sum(f._cache_hits.values()), sum(f._cache_misses.values())]

@@ -47,6 +47,10 @@ class Walls:
         # clearance.Clearance``) and the frame's ``colliders.contact.reports.ColliderReports``.
         self.clearance = None
         self.reports = None
+        # (n,) int64 set by a term that gave particles a collider's friction itself this substep (the elastic
+        # solve's Coulomb friction, ``terms.elasticity_becker2009_friction``): that collider's index in
+        # ``placed``, -1 for none. The contact pass then removes no tangential velocity from them for it.
+        self.friction_given: np.ndarray | None = None
 
     def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0) -> None:
         """Record the velocity changes ``dv / dt`` (n,3) that the colliders' boundary terms gave the
@@ -131,6 +135,11 @@ class Walls:
         for c, rot, pos in self.placed:
             np.minimum(best, self._distance_to(c, rot, pos, points), out=best)
         return best
+
+    def nearest(self, points: np.ndarray) -> np.ndarray:
+        """(k,) int64 index into ``placed`` of the collider whose surface is nearest each point."""
+        pts = np.ascontiguousarray(points, np.float64)
+        return np.argmin(np.stack([self._distance_to(c, rot, pos, pts) for c, rot, pos in self.placed]), axis=0)
 
     def normals(self, points: np.ndarray, step: float) -> np.ndarray:
         """(k,3) unit normal of the nearest collider surface at each point (out of the colliders): the

@@ -62,7 +62,8 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
 COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
     Parameter("friction", 0.0, "", 0.0, 1.0, label="Friction",
-              description="μ (Clavet eq. 6.3): 0 lets liquid slide, 1 makes it stick tangentially."),
+              description="μ (Clavet eq. 6.3): 0 lets liquid slide, 1 makes it stick tangentially. For an "
+                          "elastic body on a collider that does not move, Coulomb's coefficient."),
     Parameter("stickiness", 0.0, "1/s^2", 0.0, 1e6, label="Stickiness",
               description="k_stick (Clavet eq. 6.4): attraction towards the surface within the stick "
                           "distance."),

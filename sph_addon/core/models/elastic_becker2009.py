@@ -12,8 +12,9 @@ SI values with sources) and its terms:
 
 Particles are advanced by Clavet's prediction-relaxation scheme with the liquids, so one substep sees
 solids and liquids together: the liquid's relaxation treats solid particles as a wall and the solve
-takes the impulse it would have given them (buoyancy), and colliders' contacts with friction act on
-them as on any particle.
+takes the impulse it would have given them (buoyancy); a static collider's contacts, with Coulomb
+friction of its ``friction``, are held in the elastic solve, a moving collider's act on them as on any
+particle.
 """
 
 from __future__ import annotations

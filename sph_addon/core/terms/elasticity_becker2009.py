@@ -26,8 +26,10 @@ body, which the eye sees, keep their period (the cantilever test: within 10 % of
 One world. Particles of other models are not in the solve: a liquid's relaxation holds the solid's
 particles where they are and hands what it would have moved them (the impulse it gives its own kind)
 to the solve as a velocity at the next substep (``LIQUID_PUSH``, :meth:`ElasticityBecker2009._take_liquid_push`),
-so a solid floats or sinks by its density with its stiffness resisting the liquid's pressure; colliders
-act through the contacts with their friction; solids touch each other through ``contact_macklin2014``.
+so a solid floats or sinks by its density with its stiffness resisting the liquid's pressure; a static
+collider holds the solid particles that touch it within the solve, with Coulomb friction of the
+collider's ``friction`` (``elasticity_becker2009_friction``), moving colliders act through the contact
+pass; solids touch each other through ``contact_macklin2014``.
 
 Acts on every material of the ``elastic`` model; reads ``density``, ``youngs_modulus``,
 ``poisson_ratio``, ``damping_time`` and ``strain``.
@@ -59,6 +61,8 @@ CONTACT_REACH = 0.1
 # Solves a substep may take while contacts that would pull are let go (``apply``): a body the liquid
 # lifts off the floor leaves it in the substep it would.
 RELEASE_ROUNDS = 3
+# With friction (``elasticity_becker2009_friction``) a round may also let a contact slide: a few more.
+FRICTION_ROUNDS = 6
 
 
 def lame(youngs_modulus: float, poisson_ratio: float) -> tuple[float, float]:
@@ -209,6 +213,7 @@ class ElasticityBecker2009(Term):
         # has b ~ 0, and a relative test chased rounding).
         floor = float(np.sqrt(np.sum(mass ** 2))) * max(self.setup.gravity, 1.0) * dt
         held = self._held(ctx, idx)
+        friction = None
         if held is None:
             hi, hn, contact = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0, bool)
         else:
@@ -218,22 +223,14 @@ class ElasticityBecker2009(Term):
             hi, hn, target, contact = row[held[0]], held[1], held[2], held[3]
             k.project_out(dv, hi, hn, np.empty(len(hi)))
             np.add.at(dv, hi, (target - np.einsum("ij,ij->i", v[hi], hn))[:, None] * hn)
-        iterations = 0
-        for _ in range(RELEASE_ROUNDS):
-            its, residual = k.solve(rest, nb, g, grev, kap, krev, kmom, null, mat, self.solid, *material, self.mass, c,
-                                    rot, f, b, dv, blocks, hi, hn, TOLERANCE, floor, MAX_ITERATIONS)
-            iterations += its
-            if not len(hi):
-                break
-            # A contact only pushes: a held row whose wall would have to pull it (the rest of the body,
-            # or the liquid's push, lifting it off) is let go and the solve goes on from where it is.
-            ap = np.empty_like(b)
-            k.deformation(dv, *own, True, rot, f, df, dm)
-            k.forces(dv, *pairs, c, df, dm, self.mass, True, ap)
-            pulling = contact & (np.einsum("ij,ij->i", b[hi] - ap[hi], hn) > 0.0)
-            if not pulling.any():
-                break
-            hi, hn, contact = hi[~pulling], hn[~pulling], contact[~pulling]
+            friction = self._friction(ctx, held[0], hi, hn, contact)
+            if friction is not None:
+                # Sliding: faster than friction at μ g could stop it within the substep.
+                friction.start(v, friction.mu * max(self.setup.gravity, 1.0) * dt)
+        system = (own, pairs, material, c, rot, f, blocks, floor)
+        iterations, residual, hi, hn = self._solve_rounds(k, v, dv, b, system, hi, hn, contact, friction)
+        if friction is not None:
+            ctx.walls.friction_given = friction.given(ctx.n, idx)
         body = a["source"][idx].astype(np.int64)
         free = np.ones(int(body.max()) + 1, np.bool_)
         free[body[hi]] = False
@@ -243,6 +240,61 @@ class ElasticityBecker2009(Term):
         ctx.v[idx] += dv
         a["elastic_dv"][idx] = dv
         self._count(iterations, residual)
+
+    def _solve_rounds(self, k, v, dv, b, system, hi, hn, contact, friction):
+        """The filtered solve (``k.solve``) from ``dv`` (mutated) with the held rows ``hi`` along ``hn``, in
+        rounds: a contact whose wall would pull is let go, and with ``friction`` (``Friction``, or None) a
+        sticking contact outside Coulomb's cone slides; (iterations, residual, the rows held at the end)."""
+        own, pairs, material, c, rot, f, blocks, floor = system
+        rest, nb, g, kap, kmom, null, mat = own[:7]
+        grev, krev = pairs[3], pairs[5]
+        df, dm = np.empty((len(dv), 9)), np.empty((len(dv), 9))
+        iterations = 0
+        for _ in range(RELEASE_ROUNDS if friction is None else FRICTION_ROUNDS):
+            if friction is not None:
+                friction.hold(dv, v)
+            rows, dirs = (hi, hn) if friction is None else friction.held(hi, hn)
+            rhs = b if friction is None else friction.right_side(b)
+            its, residual = k.solve(rest, nb, g, grev, kap, krev, kmom, null, mat, self.solid, *material, self.mass,
+                                    c, rot, f, rhs, dv, blocks, rows, dirs, TOLERANCE, floor, MAX_ITERATIONS)
+            iterations += its
+            if not len(rows):
+                break
+            # A contact only pushes: a held row whose wall would have to pull it (the rest of the body,
+            # or the liquid's push, lifting it off) is let go and the solve goes on from where it is.
+            ap = np.empty_like(b)
+            k.deformation(dv, *own, True, rot, f, df, dm)
+            k.forces(dv, *pairs, c, df, dm, self.mass, True, ap)
+            left = rhs - ap
+            pulling = contact & (np.einsum("ij,ij->i", left[hi], hn) > 0.0)
+            slid = friction is not None and friction.update(left, v + dv)
+            if not pulling.any() and not slid:
+                break
+            if friction is not None:
+                friction.drop(pulling)
+            hi, hn, contact = hi[~pulling], hn[~pulling], contact[~pulling]
+        return iterations, residual, hi, hn
+
+    def _friction(self, ctx, held, hi, hn, contact):
+        """The held contacts (world rows ``held``, solve rows ``hi``, normals ``hn``; ``contact``: not a
+        clamp) with friction, as a ``Friction`` (None if none): μ of the nearest static collider, the
+        particles a clamp holds left out (their rows are held every way already)."""
+        from .elasticity_becker2009_friction import Friction
+
+        mine = contact & ~np.isin(hi, hi[~contact])
+        if not mine.any():
+            return None
+        walls = ctx.walls
+        static = walls.static()
+        placed = [p[0] for p in walls.placed]
+        near = static.nearest(ctx.x[held[mine]])
+        mu = np.array([p[0].friction for p in static.placed])[near]
+        collider = np.array([placed.index(p[0]) for p in static.placed], np.int64)[near]
+        some = mu > 0.0
+        if not some.any():
+            return None
+        of = np.flatnonzero(mine)[some]
+        return Friction(of, hi[of], hn[of], mu[some], collider[some])
 
     def _count(self, iterations: int, residual: float) -> None:
         st = self.stats

@@ -43,10 +43,16 @@ def collide_particles(walls, state, idx: np.ndarray | None, f0: float, f1: float
     wall = np.full(len(x), -1) if several and reports.bodies else None
     mass = walls.masses if idx is None or walls.masses is None else walls.masses[idx]
     bodies = []  # a body's reports wait for the particles squeezed between colliders to be known
+    # The particles whose friction with a collider a term gave already (``Walls.friction_given``).
+    given = walls.friction_given
+    if given is not None and idx is not None:
+        given = given[idx]
+    none = np.zeros(0, np.uint8)
     for k, c in enumerate(colliders):
         (r0, t0), (r1, t1) = poses0[k], poses1[k]
+        frictionless = none if given is None or c.friction == 0.0 else (given == k).view(np.uint8)
         collide(c.shape.code, c.shape.params, c.shape.grid, r0, t0, r1, t1, x, x0, x_prev, dt,
-                radius, c.friction, c.stickiness, c.stick_distance, c.continuous, dv)
+                radius, c.friction, frictionless, c.stickiness, c.stick_distance, c.continuous, dv)
         if several:
             moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
             shift[moved] += x[moved] - x0[moved]

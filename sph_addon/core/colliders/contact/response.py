@@ -42,6 +42,10 @@ resolved as a contact with the normal at that point. The march only runs for
 such particles, so resting and sliding contacts keep Clavet's response
 exactly.
 
+A term may give some particles a collider's friction itself (the elastic solve's Coulomb friction on
+static colliders, ``terms.elasticity_becker2009_friction``): ``collide`` then takes none off them
+(``frictionless``).
+
 Distances are measured to the particle's surface (centre distance minus the
 particle radius), as the thesis does (section 6.3, "distance between the object
 and the surface of the particle").
@@ -260,7 +264,7 @@ def _contact(code, params, grid, r0, t0, r1, t1, x, x_prev, i, dt, inv_dt, radiu
 
 
 @njit(**config.NJIT_PARALLEL)
-def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, friction, k_stick, d_stick,
+def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, friction, frictionless, k_stick, d_stick,
             continuous, dv):
     """Resolve contacts of all particles with one collider (mutates ``x`` and ``dv``).
 
@@ -287,7 +291,9 @@ def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, frict
     x0 : (n,3) float64 predicted positions before any collider, m (may be ``x``); read only.
     x_prev : (n,3) float64 positions at the start of the step, m.
     dt : step, s. radius : particle radius, m.
-    friction : μ in [0, 1]. k_stick : stickiness, 1/s^2. d_stick : stickiness range, m.
+    friction : μ in [0, 1]. frictionless : (n,) uint8, 1 for a particle that takes no friction from this
+        collider (a term gave it already: ``Walls.friction_given``), or an empty array for none.
+        k_stick : stickiness, 1/s^2. d_stick : stickiness range, m.
     continuous : bool, march the paths of particles that may have crossed the collider.
     dv : (n,3) float64, overwritten: each particle's velocity change from this collider, m/s
         (its displacement from ``x0``, divided by dt; 0 for particles it left alone).
@@ -296,6 +302,9 @@ def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, frict
     # numba does not check bounds: a short dv would be written past its end.
     if x_prev.shape[0] != x.shape[0] or dv.shape[0] != x.shape[0] or x0.shape[0] != x.shape[0]:
         raise ValueError("collide: x0, x_prev and dv must have as many rows as x")
+    if frictionless.shape[0] != 0 and frictionless.shape[0] != x.shape[0]:
+        raise ValueError("collide: frictionless must be empty or have as many rows as x")
+    masked = frictionless.shape[0] != 0
     inv_dt = 1.0 / dt
     # Bound of |grad d| for the certificate and the march: 1 for exact distances, up to
     # sqrt(3) for a trilinear grid of a distance field; 2 leaves a margin.
@@ -313,7 +322,8 @@ def collide(code, params, grid, r0, t0, r1, t1, x, x0, x_prev, dt, radius, frict
         x[i, 0] = ox
         x[i, 1] = oy
         x[i, 2] = oz
-        _contact(code, params, grid, r0, t0, r1, t1, x, x_prev, i, dt, inv_dt, radius, friction, k_stick, d_stick,
+        mu = 0.0 if masked and frictionless[i] != 0 else friction
+        _contact(code, params, grid, r0, t0, r1, t1, x, x_prev, i, dt, inv_dt, radius, mu, k_stick, d_stick,
                  continuous, lipschitz, min_step)
         if x[i, 0] == ox and x[i, 1] == oy and x[i, 2] == oz:
             x[i, 0] = cx
