@@ -283,6 +283,10 @@ def _material_class(models: dict[str, type]) -> type:
                                           "own presets and parameters)"),
         "initial_velocity": FloatVectorProperty(name="Initial Velocity", size=3, subtype='VELOCITY',
                                                 description="Velocity of the particles when they appear"),
+        "initial_angular_velocity": FloatVectorProperty(
+            name="Angular Velocity", size=3, subtype='XYZ',
+            description="Spin of the particles when they appear, rad/s about the world axes through their centroid: "
+                        "each starts at Initial Velocity + ω × (its position - the centroid)"),
         **{name: PointerProperty(type=cls, name=model_label(name), description=SOLVERS[name].description)
            for name, cls in models.items()},
     }

@@ -211,6 +211,7 @@ class SPH_PT_material(_RolePanel, bpy.types.Panel):
             self.layout.label(text="A material that splits and merges (putty, clay) is a Fluid")
         if ob.sph.role in {'FLUID', 'SOLID'}:
             col.prop(m, "initial_velocity")
+            col.prop(m, "initial_angular_velocity")
             if ob.sph.role == 'FLUID':
                 col.prop(ob.sph.fluid, "inherit_velocity")
             else:

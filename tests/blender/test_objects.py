@@ -109,6 +109,26 @@ def test_inherit_velocity_reaches_the_scene_for_inflows_and_fluids(ext, tmp_path
                                                                                  abs=1e-4)
 
 
+def test_angular_velocity_reaches_the_scene_for_fluids_and_solids(ext, tmp_path, clean):
+    """A Fluid's and a Solid's Angular Velocity is exported as their source's angular_velocity (rad/s, world
+    axes), and only when set: a file saved before it, all zeros, exports as it did. The core accepts it."""
+    _tank(tmp_path)
+    water = bpy.data.objects["Water"]
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.5, 0.0, 0.5))
+    jelly = bpy.context.object
+    jelly.name, jelly.sph.role = "Jelly", 'SOLID'
+    data, origins, _ = _build(ext, tmp_path)
+    assert "angular_velocity" not in _item(data, origins, "sources", "Water")
+    assert "angular_velocity" not in _item(data, origins, "sources", "Jelly")
+    water.sph.material.initial_angular_velocity = (0.0, 0.0, 2.5)
+    jelly.sph.material.initial_angular_velocity = (10.0, -1.0, 0.5)
+    data, origins, _ = _build(ext, tmp_path)
+    assert _item(data, origins, "sources", "Water")["angular_velocity"] == [0.0, 0.0, 2.5]
+    assert _item(data, origins, "sources", "Jelly")["angular_velocity"] == [10.0, -1.0, 0.5]
+    scene = ext.core("scene.scene_file").parse_scene(json.loads(json.dumps(data)), tmp_path / "in")
+    assert sorted(tuple(p["angular_velocity"]) for _, p in scene.sources) == [(0.0, 0.0, 2.5), (10.0, -1.0, 0.5)]
+
+
 # ------------------------------------------------------------------------------------------ colliders
 
 def _collider(name="Paddle", location=(0.0, 0.0, 0.2)):

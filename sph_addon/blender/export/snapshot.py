@@ -238,7 +238,14 @@ def _fluid_source(ob, depsgraph, out_dir: Path, spacing: float, unit: float = 1.
     name = f"fluid_{safe_name(ob.name)}.ply"
     write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
-            "velocity": typed_value(ob.sph.material.initial_velocity)}
+            "velocity": typed_value(ob.sph.material.initial_velocity), **_spin(ob)}
+
+
+def _spin(ob) -> dict:
+    """A Fluid's or Solid's Angular Velocity as its source's ``angular_velocity``, only when set: files saved
+    before it export as they did."""
+    spin = typed_value(ob.sph.material.initial_angular_velocity)
+    return {"angular_velocity": spin} if any(spin) else {}
 
 
 def _phase_targets(scene, emitters: list) -> list:
@@ -291,7 +298,7 @@ def _solid_source(ob, out_dir: Path, spacing: float, unit: float = 1.0) -> dict:
     name = f"solid_{safe_name(ob.name)}.ply"
     write_mesh(out_dir / name, co, tris, unit)
     return {"type": "mesh", "material": ob.name, "path": name, **values(ob.sph.fluid, props.FLUID_SOURCE),
-            "velocity": typed_value(ob.sph.material.initial_velocity), "bind_mesh": True}
+            "velocity": typed_value(ob.sph.material.initial_velocity), **_spin(ob), "bind_mesh": True}
 
 
 def _inflow_source(ob) -> dict:

@@ -67,7 +67,7 @@ PROPERTY_GROUP_MEMBERS = frozenset((
 # (blender/properties.py) and the ID properties files saved by add-on 0.1.0 up to commit 37ca900
 # kept there (blender/migrate.py, layout 1: its parameters, its preset, the layout stamp).
 MATERIAL_GROUP_NAMES = frozenset((
-    "model", "initial_velocity",
+    "model", "initial_velocity", "initial_angular_velocity",
     "stiffness", "repulsion_factor", "rest_density", "viscosity", "stiff_viscosity", "viscous_stretching",
     "springs", "spring_stiffness", "plasticity", "yield_ratio", "preset", "_layout", "_initialised",
 ))

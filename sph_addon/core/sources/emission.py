@@ -30,16 +30,20 @@ from ..scene.params import Parameter, resolve
 
 _MATERIAL = Parameter("material", "", description="Name of a material in the scene's materials list.")
 _VELOCITY = Parameter("velocity", (0.0, 0.0, 0.0), "m/s", description="Initial velocity of the particles.")
+_SPIN = Parameter("angular_velocity", (0.0, 0.0, 0.0), "rad/s", label="Angular Velocity",
+                  description="Initial spin about world axes through the source's centre: each particle starts at "
+                              "velocity + ω × (x - c), c the centre of the box (of min and max), of the ball, or "
+                              "of a mesh source's particles (their centroid: the spin adds no momentum).")
 _HEAT = HEAT_SOURCE_PARAMETERS
 
 SOURCES: dict[str, tuple[Parameter, ...]] = {
     "box": (
-        _MATERIAL, _VELOCITY, *_HEAT,
+        _MATERIAL, _VELOCITY, _SPIN, *_HEAT,
         Parameter("min", (0.0, 0.0, 0.0), "m", description="Lower corner of the box."),
         Parameter("max", (1.0, 1.0, 1.0), "m", description="Upper corner of the box."),
     ),
     "sphere": (
-        _MATERIAL, _VELOCITY, *_HEAT,
+        _MATERIAL, _VELOCITY, _SPIN, *_HEAT,
         Parameter("center", (0.0, 0.0, 0.0), "m", description="Centre of the ball."),
         Parameter("radius", 0.5, "m", 1e-6, None, description="Radius of the ball."),
     ),
@@ -65,7 +69,7 @@ SOURCES: dict[str, tuple[Parameter, ...]] = {
                               "particles: 1 carries a moving nozzle's motion into the stream, 0 ignores it."),
     ),
     "mesh": (
-        _MATERIAL, _VELOCITY, *_HEAT,
+        _MATERIAL, _VELOCITY, _SPIN, *_HEAT,
         Parameter("path", "", label="Mesh File",
                   description="Closed PLY or OBJ mesh (world coordinates) whose inside is filled, relative "
                               "to the scene file."),
@@ -172,6 +176,26 @@ def fill_volume(kind: str, p: dict, spacing: float, base_dir: Path, where: str, 
     if kind == "mesh":
         return fill_mesh_source(p, spacing, base_dir, where, memory_budget)
     raise KeyError(f"{kind!r} is not a volume source")
+
+
+def spin_centre(kind: str, p: dict, x: np.ndarray) -> np.ndarray:
+    """The point (3,) m a volume source spins about (``angular_velocity``): the box's centre (of ``min`` and
+    ``max``), the ball's ``center``, the centroid of a mesh source's particles ``x`` (k,3)."""
+    if kind == "box":
+        return 0.5 * (np.asarray(p["min"], float) + np.asarray(p["max"], float))
+    if kind == "sphere":
+        return np.asarray(p["center"], float)
+    return x.mean(axis=0) if len(x) else np.zeros(3)
+
+
+def initial_velocities(kind: str, p: dict, x: np.ndarray) -> np.ndarray:
+    """The initial velocities (k,3) m/s of a volume source's particles at ``x`` (k,3): ``velocity`` + ω × (x - c),
+    ω its ``angular_velocity`` (rad/s, world axes), c :func:`spin_centre`. Without a spin, ``velocity``
+    itself, broadcast."""
+    if not any(p["angular_velocity"]):
+        return np.broadcast_to(p["velocity"], x.shape)
+    omega = np.asarray(p["angular_velocity"], float)
+    return np.asarray(p["velocity"], float) + np.cross(omega, x - spin_centre(kind, p, x))
 
 
 def count_box(lo, hi, spacing: float) -> int:

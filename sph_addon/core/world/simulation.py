@@ -44,7 +44,7 @@ from ..numerics.array_kernels import bounds, step_rows
 from ..passes.base import PassSetup, WorldPass
 from ..passes.registry import WORLD_PASSES
 from ..scene.scene_file import Scene
-from ..sources.emission import Inflow, fill_volume
+from ..sources.emission import Inflow, fill_volume, initial_velocities
 from . import checkpoint_state
 from .blowup import BlowUpWatch, collider_work
 from .diagnostics import frame_diagnostics, material_densities
@@ -150,7 +150,7 @@ class Simulation:
                 continue
             pts = fill_volume(kind, p, self.spacing, scene.base_dir, f"sources[{k}]", self._memory_budget)
             pts = pts[self._free_of_colliders(pts)]
-            self._emit(pts, np.broadcast_to(p["velocity"], pts.shape), mat, k)
+            self._emit(pts, initial_velocities(kind, p, pts), mat, k)
         self._apply_domain()
 
     @property
