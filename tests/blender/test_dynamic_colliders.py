@@ -44,7 +44,7 @@ def test_a_dynamic_collider_exports_as_a_body(ext, saved_file):
     assert item["dynamic"] is True and item["density"] == 300.0 and item["body_friction"] == 0.3
     assert item["restitution"] == 0.1 and item["linear_velocity"] == [0.0, 0.0, -0.5]
     assert "keyframes" not in item, "a Dynamic collider's own pose is not sampled over the frames"
-    assert any("Crate do not float in Water" in note for note in exported.notes), "the water's grid projection"
+    assert not any("float" in note for note in exported.notes), "the water's grid projection sees the body"
     np.testing.assert_allclose(item["position"], (0.02, 0.0, 0.32), atol=1e-6)
     np.testing.assert_allclose(item["rotation"], (0.2, 0.1, 0.3), atol=1e-6)
     ob.sph.collider.motion = 'STATIC'  # a Static collider's file is as before Dynamic existed

@@ -40,24 +40,6 @@ def test_an_inflow_of_an_elastic_material_is_refused():
         parse_scene(data)
 
 
-def test_a_solid_in_a_gridded_liquid_is_warned_about(caplog):
-    """The grid projection carries a liquid's weight but not a solid's buoyancy: the scene says so."""
-    with caplog.at_level(logging.WARNING):
-        parse_scene(scene_dict(materials=[{"name": "water", "preset": "water"},
-                                          {"name": "cube", "model": "elastic", "preset": "rubber"}]))
-    assert "cube do not float in water" in caplog.text
-    caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        parse_scene(scene_dict(materials=[{"name": "water", "preset": "water",
-                                           "params": {"pressure_projection": "none"}},
-                                          {"name": "cube", "model": "elastic", "preset": "rubber"}]))
-    assert "do not float" not in caplog.text
-    with caplog.at_level(logging.WARNING):  # a dynamic collider (docs/bodies.md) is not seen either
-        parse_scene(scene_dict(materials=[{"name": "water", "preset": "water"}],
-                               colliders=[{"type": "box", "name": "crate", "dynamic": True}]))
-    assert "crate do not float in water" in caplog.text
-
-
 def test_derived_constants_are_the_elastic_waves():
     p = parse_scene(scene_dict(materials=[{"name": "r", "model": "elastic", "preset": "rubber"}],
                                sources=[{"type": "box", "material": "r", "min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}]

@@ -46,6 +46,7 @@ def test_pressure_solve_matches_a_dense_solve():
     nbr = np.empty((flat.size, 6), np.int64)
     m = k.fluid_rows(flat, *dims, row, nbr)
     surface = 1.0 / rng.uniform(0.01, 1.0, (m, 6))
+    surface[nbr[:m] >= 0] = 1.0  # between fluid cells: the liquid's own density (no solid in the faces)
     # Dense -L: every fluid cell's row from its neighbours, the grid's outside counting as air.
     cells = np.flatnonzero(row >= 0)
     a = np.zeros((m, m))
@@ -276,6 +277,7 @@ def test_a_large_solve_is_the_same_on_any_number_of_threads():
     assert m >= k.PARALLEL_ROWS
     rng = np.random.default_rng(8)
     surface = 1.0 / rng.uniform(0.01, 1.0, (m, 6))
+    surface[nbr[:m] >= 0] = 1.0  # between fluid cells: the liquid's own density (no solid in the faces)
     rhs = rng.standard_normal(m)
     out = {}
     was = numba.get_num_threads()

@@ -17,6 +17,10 @@ from sph_addon.core.terms.pressure_projection_zhu2005_ghost_fluid import (
 )
 
 
+# The held velocity of static solids only (an empty array: the kernels hold their faces at 0).
+STATIC = np.zeros((0, 0, 0))
+
+
 def _grid(seed: int, dims=(9, 7, 8)):
     rng = np.random.default_rng(seed)
     kind = rng.choice(np.array([k.FLUID, k.AIR, k.SOLID], np.int8), size=dims, p=[0.6, 0.25, 0.15])
@@ -44,7 +48,7 @@ def test_face_terms_are_the_numpy_statements(seed):
     for axis in range(3):
         solved, held, ghost = np.empty(faces[axis], bool), np.empty(faces[axis], bool), np.empty(faces[axis])
         kf.face_terms(kind, (k.FLUID, k.AIR, k.SOLID), fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis],
-                      solved, held, ghost, div)
+                      STATIC, solved, held, ghost, div)
         assert np.array_equal(u[axis], ref_u[axis])
         assert np.array_equal(solved, ref_solved[axis]) and np.array_equal(held, ref_held[axis])
         assert np.array_equal(ghost, ref_ghost[axis])
@@ -80,5 +84,10 @@ def test_solve_rows_and_face_changes_are_the_numpy_statements(seed):
         change = np.where(solved, -ghost[axis] * (p_hi - p_lo) * (1.0 / d), 0.0)
         change[held] = -u[axis][held]
         du, new = np.empty(faces[axis]), np.empty(faces[axis])
-        kf.face_changes(pressure, axis, solved, held, ghost[axis], u[axis], 1.0 / d, du, new)
+        kf.face_changes(pressure, axis, solved, held, ghost[axis], u[axis], STATIC, 1.0 / d, du, new)
+        assert np.array_equal(du, change) and np.array_equal(new, u[axis] + change)
+        # A moving solid's faces (a keyframed collider's cells) are held at its velocity instead of 0.
+        us = rng.normal(size=faces[axis])
+        change[held] = us[held] - u[axis][held]
+        kf.face_changes(pressure, axis, solved, held, ghost[axis], u[axis], us, 1.0 / d, du, new)
         assert np.array_equal(du, change) and np.array_equal(new, u[axis] + change)

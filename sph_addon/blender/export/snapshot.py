@@ -26,7 +26,7 @@ import numpy as np
 
 from ...core.cache.atomic import write_json
 from ...core.errors import InputError
-from ...core.scene.scene_file import FORMAT, Scene, parse_scene, unseen_by_the_grid
+from ...core.scene.scene_file import FORMAT, Scene, parse_scene
 from .. import compat, dynamic_colliders, migrate
 from .. import properties as props
 from .errors import ExportError, explain
@@ -371,9 +371,6 @@ def export(scene, domain, frames: tuple[int, int] | None = None) -> Exported:
         validated = parse_scene(raw, out_dir)
     except InputError as exc:
         raise explain(exc, origins) from None
-    unseen = unseen_by_the_grid(validated.materials, validated.colliders)
-    if unseen:  # the artist hears it too, not only the console
-        notes.append(unseen)
     path = out_dir / SCENE_FILE
     try:
         # Rewritten only when it changed, so an unchanged scene leaves the file (and its mtime) alone.

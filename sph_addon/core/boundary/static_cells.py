@@ -72,8 +72,16 @@ class WallCells:
         centres = np.ascontiguousarray((index + 0.5) * d)
         out = np.ones((len(index), 2))
         out[:, 0] = static.distance(centres)
-        close = np.flatnonzero(out[:, 0] < np.sqrt(3.0) * d)
+        out[:, 1] = self.references(static, centres, out[:, 0], d)
+        return out
+
+    def references(self, walls, centres: np.ndarray, distance: np.ndarray, d: float) -> np.ndarray:
+        """(k,) the share of a full cell's content that ``walls`` leave each cell of width ``d`` centred at
+        ``centres`` (k,3), 1 beyond reach of them (``distance`` from the centres, m): for the static
+        colliders once per cell, for the moving ones every substep (their cells change)."""
+        out = np.ones(len(centres))
+        close = np.flatnonzero(distance < np.sqrt(3.0) * d)
         if len(close):
-            share = static.solid_share(np.ascontiguousarray(centres[close]), self.offsets * d, d / _SUB)
-            out[close, 1] = np.maximum(np.einsum("ij,j->i", 1.0 - share, self.weights), _REFERENCE_MIN)
+            share = walls.solid_share(np.ascontiguousarray(centres[close]), self.offsets * d, d / _SUB)
+            out[close] = np.maximum(np.einsum("ij,j->i", 1.0 - share, self.weights), _REFERENCE_MIN)
         return out

@@ -47,21 +47,34 @@ class Walls:
         # clearance.Clearance``) and the frame's ``colliders.contact.reports.ColliderReports``.
         self.clearance = None
         self.reports = None
+        # Set by ``Simulation`` for the substep: each collider's (R, t) at the substep's start and the
+        # substep's length, s: what a moving collider's velocity is read from (:meth:`velocity_at`).
+        self.before: list | None = None
+        self.dt = 0.0
         # (n,) int64 set by a term that gave particles a collider's friction itself this substep (the elastic
         # solve's Coulomb friction, ``terms.elasticity_becker2009_friction``): that collider's index in
         # ``placed``, -1 for none. The contact pass then removes no tangential velocity from them for it.
         self.friction_given: np.ndarray | None = None
 
-    def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0) -> None:
+    def received(self, x: np.ndarray, dv: np.ndarray, dt: float = 1.0, mass: np.ndarray | None = None,
+                 collider: int | None = None) -> None:
         """Record the velocity changes ``dv / dt`` (n,3) that the colliders' boundary terms gave the
         particles at ``x`` (``dt``: the substep, when ``dv`` holds displacements); each particle's goes
-        to its nearest collider (``Simulation`` adds the equal and opposite impulse to that collider's
-        contact report). Only the rows that moved are divided and copied: the whole array, every
-        substep, cost more than the rest of this."""
+        to its nearest collider, or all to ``collider`` (``Simulation`` adds the equal and opposite
+        impulse to that collider's contact report). ``mass`` (n,) kg: what the rows stand for, where they
+        are not the particles (a body's points on the grid projection); by default the particles' (:attr:`masses`).
+        Only the rows that moved are divided and copied: the whole array, every substep, cost more than
+        the rest of this."""
         moved = np.flatnonzero((dv[:, 0] != 0.0) | (dv[:, 1] != 0.0) | (dv[:, 2] != 0.0))
         if not len(moved):
             return
-        masses = self.masses if self.masses is not None and len(self.masses) == len(x) else None
+        if mass is None:
+            mass = self.masses if self.masses is not None and len(self.masses) == len(x) else None
+        masses = mass
+        if collider is not None:
+            self.given.append((collider, x[moved], dv[moved] / dt))
+            self.given_mass.append(None if masses is None else masses[moved])
+            return
         if len(self.placed) == 1:
             self.given.append((0, x[moved], dv[moved] / dt))
             self.given_mass.append(None if masses is None else masses[moved])
@@ -123,6 +136,21 @@ class Walls:
         placed_distances(c.shape.code, c.shape.params, c.shape.grid, np.ascontiguousarray(rot, np.float64),
                          np.ascontiguousarray(pos, np.float64), np.ascontiguousarray(points, np.float64), d)
         return d
+
+    def moving(self) -> list[int]:
+        """The colliders that move as rigid bodies (keyframed or dynamic), by index: the grid projection's
+        moving solid cells (a collider rebuilt every frame, a deforming mesh, is not among them)."""
+        return [k for k, (c, _, _) in enumerate(self.placed) if c.moving and c.rebuild is None]
+
+    def velocity_at(self, k: int, points: np.ndarray) -> np.ndarray:
+        """(k,3) m/s, the velocity over the substep of collider ``k``'s material point now at ``points``
+        (its pose at the substep's start, :attr:`before`, to its pose now, at fixed velocity)."""
+        _, rot, pos = self.placed[k]
+        if self.before is None or self.dt <= 0.0:
+            return np.zeros(points.shape)
+        r0, t0 = self.before[k]
+        local = np.einsum("ij,ik->jk", rot, (points - pos).T).T  # R^T (p - t), row by row
+        return (points - (np.einsum("ij,kj->ki", np.asarray(r0), local) + t0)) / self.dt
 
     def distance_to(self, k: int, points: np.ndarray) -> np.ndarray:
         """(k,) signed distance (m) from each point to collider ``k``'s surface, negative inside."""

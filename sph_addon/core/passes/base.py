@@ -55,6 +55,9 @@ WORLD_ARRAYS: tuple[WorldArray, ...] = (
     WorldArray("liquid_push", "relaxation_clavet2005", ("elasticity_becker2009",), "m/s",
                "what a liquid's density relaxation would have moved a solid's particle, handed to the solid's "
                "own solve as a velocity at the next substep"),
+    WorldArray("grid_push", "pressure_projection_zhu2005", ("elasticity_becker2009",), "m/s",
+               "the velocity change a liquid's grid projection gave a solid's particle (solids are one fluid with "
+               "the liquid on its cells), handed to the solid's own solve as a velocity at the next substep"),
 )
 
 

@@ -193,9 +193,6 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
     check_phases(materials, [SOLVERS[m.model].density_of(m.params) for m in materials], sources)
     frame_range = (top["frame_start"], top["frame_end"])
     colliders = _list(data, "colliders", lambda item, where: _collider(item, where, base_dir, frame_range))
-    unseen = unseen_by_the_grid(materials, colliders)
-    if unseen:
-        log.warning("%s", unseen)
     outflows = _list(data, "outflows", lambda item, where: parse_outflow(item, where, base_dir, frame_range))
     domain = None
     if data.get("domain") is not None:
@@ -259,19 +256,6 @@ def _materials(items: Any) -> list[Material]:
         params = typed(spec.Params, resolve(spec.parameters, overrides, f"{where}.params", base=base))
         out.append(Material(name, model, preset, params))
     return out
-
-
-def unseen_by_the_grid(materials, colliders) -> str:
-    """A warning when solids or dynamic colliders share a scene with a liquid whose grid projection does
-    not see them: the grid carries that liquid's weight and none of their buoyancy (docs/materials.md,
-    docs/bodies.md); "" when there is none. ``colliders``: (kind, parameters) as the scene holds them."""
-    floating = [m.name for m in materials if SOLVERS[m.model].keeps_shape]
-    floating += [p["name"] or f"colliders[{k}]" for k, (_, p) in enumerate(colliders) if p.get("dynamic")]
-    gridded = [m.name for m in materials if getattr(m.params, "pressure_projection", "none") == "grid"]
-    if not (floating and gridded):
-        return ""
-    return (f"{', '.join(floating)} do not float in {', '.join(gridded)}: its grid pressure projection does not "
-            f"see them; set its pressure_projection to none for floating solids and bodies")
 
 
 def _moved_preset(spec, preset: str, overrides: Any, where: str) -> tuple[str, Any]:

@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from .base import VELOCITY, ArraySpec, Term
+from .pressure_projection_zhu2005 import GRID_PUSH
 from .relaxation_clavet2005 import LIQUID_PUSH
 
 # Relative residual |b - A Δv| / |b| at which the solve stops, and its cap.
@@ -103,6 +104,8 @@ class ElasticityBecker2009(Term):
         "elastic_dv": ArraySpec((3,), np.float64, 0, "the elastic solve's last velocity change (warm start), m/s"),
         LIQUID_PUSH: ArraySpec((3,), np.float64, 0, "the velocity a liquid's relaxation gave the particle in the last "
                                                     "substep, taken at the start of the next, m/s"),
+        GRID_PUSH: ArraySpec((3,), np.float64, 0, "the velocity a liquid's grid projection gave the particle in the "
+                                                  "last substep, taken at the start of the next, m/s"),
     }
 
     def __init__(self, setup):
@@ -313,10 +316,11 @@ class ElasticityBecker2009(Term):
         in water ended with its bottom two layers 0.3 spacings apart and 70 % of its height, and floated
         0.67 submerged where Archimedes gives 0.5 (a 750 kg/m³ one sank). As a velocity the push meets the
         body's stiffness in the implicit solve, as a force on its surface would."""
-        push = ctx.arrays[LIQUID_PUSH]
         own = self.owned[ctx.material]
-        ctx.v[own] += push[own]
-        push[own] = 0.0
+        for name in (LIQUID_PUSH, GRID_PUSH):  # the relaxation's, and the grid projection's pressure
+            push = ctx.arrays[name]
+            ctx.v[own] += push[own]
+            push[own] = 0.0
 
     def _held(self, ctx, idx) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The solid particles that touch a static collider or would reach it within the substep: (their

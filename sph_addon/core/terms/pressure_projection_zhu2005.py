@@ -81,6 +81,10 @@ WEIGHT_RAMP = (0.45, 0.6)
 # CHANGELOG.md, method notes); the dam break's Reynolds number sqrt(g a) a / ν is still 2000 at a = 1 m.
 PIC_VISCOSITY = 1.5e-3
 
+# The per-particle array (m/s, declared by the solid's term, ``elasticity_becker2009``) that receives the
+# velocity the grid's pressure gave each of a solid's particles in the last substep.
+GRID_PUSH = "grid_push"
+
 
 def _grown(mask: np.ndarray) -> np.ndarray:
     """``mask`` with the six neighbours of each of its cells. At the grid's edges it wraps around, to
@@ -112,10 +116,14 @@ class GridProjection:
         return out
 
     def project(self, x: np.ndarray, v: np.ndarray, sel: np.ndarray, walls, h: float, dt: float,
-                pressure_at: np.ndarray) -> None:
+                pressure_at: np.ndarray, solids=None, unit: float = 1.0, push: np.ndarray | None = None) -> None:
         """Project ``v`` (n,3, m/s, in place) of the rows where ``sel`` onto the grid's divergence-free
         fields; ``walls``: the substep's ``Walls`` (None without colliders: nothing to project);
-        ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated."""
+        ``pressure_at`` (n,): each particle's cell's pressure after the last solve, m²/s, updated.
+
+        ``solids`` (``pressure_projection_zhu2005_solids.Solids``, or None): the elastic materials' particles
+        and the free bodies, one fluid with the liquid on the grid; ``unit``: the liquid's particle mass, kg;
+        ``push`` (n,3): where the elastic particles' velocity change goes (m/s)."""
         import numba
 
         from ..numerics.array_kernels import step_rows
@@ -127,6 +135,10 @@ class GridProjection:
             return
         d = CELL_WIDTH * h
         inv_d = 1.0 / d
+        solids = solids.near(bounds, 2.0 * d) if solids is not None else None
+        if solids is not None:
+            reach = solids.bounds()
+            bounds = np.stack([np.minimum(bounds[0], reach[0]), np.maximum(bounds[1], reach[1])])
         lo = np.floor(bounds[0] * inv_d).astype(np.int64) - 1
         dims = tuple(int(n) for n in np.floor(bounds[1] * inv_d).astype(np.int64) - lo + 2)
         origin = lo * d
@@ -141,7 +153,8 @@ class GridProjection:
         fill = np.zeros(dims)
         k.splat(x, v, sel, origin, inv_d, *u, *w, fill, numba.get_num_threads())
         fill /= CELL_WIDTH**3 * 8.0
-        kind, fill = self._kinds(fill, counts.reshape(dims), lo, d, walls)
+        density = solids.splat(u, w, fill, origin, inv_d, CELL_WIDTH**3 * 8.0) if solids is not None else None
+        kind, fill, us = self._all_kinds(fill, counts.reshape(dims), lo, d, walls, faces)
         flat = kind.reshape(-1)
         row = np.empty(flat.size, np.int64)
         nbr = np.empty((int(np.count_nonzero(flat == k.FLUID)), 6), np.int64)
@@ -153,7 +166,9 @@ class GridProjection:
         ghost = [np.empty(f) for f in faces]
         for axis in range(3):
             kf.face_terms(kind, (k.FLUID, k.AIR, k.SOLID), fill, axis, SURFACE_FILL, THETA_MIN, u[axis], w[axis],
-                          solved[axis], held[axis], ghost[axis], div)
+                          us[axis], solved[axis], held[axis], ghost[axis], div)
+            if density is not None:  # ∇·(1/ρ ∇p): each face's gradient over its density (the solids')
+                ghost[axis] *= density[axis]
         fill[kind == k.SOLID] = 1.0
         cells = np.flatnonzero(row >= 0)
         rhs = np.empty(m)
@@ -171,13 +186,18 @@ class GridProjection:
         pressure = pressure.reshape(dims)
         du, new = [np.empty(f) for f in faces], [np.empty(f) for f in faces]
         for axis in range(3):
-            kf.face_changes(pressure, axis, solved[axis], held[axis], ghost[axis], u[axis], inv_d, du[axis], new[axis])
+            kf.face_changes(pressure, axis, solved[axis], held[axis], ghost[axis], u[axis], us[axis], inv_d, du[axis],
+                            new[axis])
         dv = np.empty_like(v)
         share = -math.expm1(-dt * PIC_VISCOSITY * (math.pi / d) ** 2)
         k.velocity_changes(x, v, sel, origin, inv_d, *du, *new, *(s | f for s, f in zip(solved, held)), fill,
                            np.array(WEIGHT_RAMP), share, dv)
         step_rows(v, 1.0, dv, v)  # v += dv in parallel (1.0 dv is dv: the same sums)
-        self._report(walls, dv.sum(axis=0), origin, d, held, u, w)
+        total = dv.sum(axis=0)
+        if solids is not None:
+            known = [s | f for s, f in zip(solved, held)]
+            total = total + solids.take(du, new, known, fill, origin, inv_d, push, walls, unit) / unit
+        self._report(walls, total, origin, d, held, u, w, us)
         st = self.stats
         st["iterations"] += it
         st["calls"] += 1
@@ -186,10 +206,12 @@ class GridProjection:
         st["capped"] += int(it >= MAX_ITERATIONS and res > TOLERANCE)
 
     @staticmethod
-    def _report(walls, total: np.ndarray, origin: np.ndarray, d: float, held: list, u: list, w: list) -> None:
-        """Give the colliders the velocity change ``total`` (summed over the particles, m/s) the
-        projection gave the liquid, spread over the faces where they held it, as each face's change
-        times the particles' weight there, at the faces' centres (``Walls.received``)."""
+    def _report(walls, total: np.ndarray, origin: np.ndarray, d: float, held: list, u: list, w: list,
+                us: list) -> None:
+        """Give the colliders the velocity change ``total`` (summed over the particles, m/s, the solids'
+        momentum counted in the liquid's particle masses) the projection gave the liquid and the solids,
+        spread over the faces where they held it, as each face's change times the particles' weight
+        there, at the faces' centres (``Walls.received``)."""
         points, shares = [], []
         for axis in range(3):
             idx = np.argwhere(held[axis])
@@ -199,7 +221,8 @@ class GridProjection:
             offset[axis] = 0.0
             points.append(origin + (idx + offset) * d)
             share = np.zeros((len(idx), 3))
-            share[:, axis] = -u[axis][held[axis]] * w[axis][held[axis]]
+            change = -u[axis][held[axis]] if us[axis].shape[0] == 0 else us[axis][held[axis]] - u[axis][held[axis]]
+            share[:, axis] = change * w[axis][held[axis]]
             shares.append(share)
         if not points:
             return
@@ -234,6 +257,83 @@ class GridProjection:
         return kind, fill
 
 
+    def _all_kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls, faces: list) -> tuple:
+        """(kind, fill, us): the cells' kinds and contents (:meth:`_kinds`, :meth:`_moving_kinds` where
+        keyframed colliders move) and each face's held velocity per axis (empty: static solids only)."""
+        moving = _keyframed(walls)
+        if not moving:
+            kind, fill = self._kinds(fill, counts, lo, d, walls)
+            return kind, fill, [np.zeros((0, 0, 0))] * 3
+        kind, fill, vcell = self._moving_kinds(fill, counts, lo, d, walls, moving)
+        return kind, fill, [_held_velocity(kind, vcell, axis, f) for axis, f in enumerate(faces)]
+
+    def _moving_kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls,
+                      moving: list) -> tuple:
+        """:meth:`_kinds` with keyframed colliders (``moving``, by index): a cell whose centre lies inside
+        one is a solid cell moving with it. Returns (kind, fill, vcell), ``vcell`` (cells, 3) the velocity
+        of each solid cell, m/s (a keyframed collider's at the cell's centre over the substep, 0 for the
+        static ones)."""
+        from . import pressure_projection_zhu2005_kernels as k
+
+        cand = np.flatnonzero(_grown(fill > 0.0).reshape(-1))  # every cell fluid or next to it
+        index = lo + np.stack(np.unravel_index(cand, fill.shape), axis=1)
+        inside = np.zeros(fill.size, bool)
+        reference = np.ones(len(cand))
+        if walls.static() is not None:
+            dist, reference = walls.static_cells(index, d)
+            inside[cand] = dist < 0.0
+        vcell = np.zeros((fill.size, 3))
+        centres = np.ascontiguousarray((index + 0.5) * d)
+        dist = np.stack([walls.distance_to(m, centres) for m in moving])
+        nearest = np.argmin(dist, axis=0)
+        dist = dist[nearest, np.arange(len(cand))]
+        mine = walls.subset([walls.placed[m] for m in moving])
+        # The content the moving colliders leave a cell beside them, with the static ones' (where both
+        # reach a cell, the share of each is counted: the reference only grows).
+        reference = np.maximum(reference + walls.cells.references(mine, centres, dist, d) - 1.0, 0.05)
+        into = dist < 0.0
+        inside[cand[into]] = True
+        for j, m in enumerate(moving):
+            at = into & (nearest == j)
+            vcell[cand[at]] = walls.velocity_at(m, centres[at])
+        fill = fill.copy()
+        fill.reshape(-1)[cand] /= reference
+        inside = inside.reshape(fill.shape)
+        fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
+        kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
+        kind[_grown(fluid) & ~fluid & inside] = k.SOLID
+        return kind, fill, vcell.reshape(fill.shape + (3,))
+
+
+def _keyframed(walls) -> list[int]:
+    """The moving colliders whose motion is given (keyframed, or a dynamic one still scripted): solid
+    cells moving with them. A free body is one fluid with the liquid instead
+    (``pressure_projection_zhu2005_solids``)."""
+    from ..colliders.rigid_body import RigidBodyMotion
+
+    if walls is None:
+        return []
+    return [k for k in walls.moving() if not isinstance(walls.placed[k][0].motion, RigidBodyMotion)
+            or walls.placed[k][0].motion.scripted]
+
+
+def _held_velocity(kind: np.ndarray, vcell: np.ndarray, axis: int, shape: tuple) -> np.ndarray:
+    """The velocity along ``axis`` of the solid cell beside each face normal to it (0 where neither side is
+    solid): what a held face is set to (``pressure_projection_zhu2005_faces``)."""
+    from . import pressure_projection_zhu2005_kernels as k
+
+    vs = np.where(kind == k.SOLID, vcell[..., axis], 0.0)
+    out = np.zeros(shape)
+    n = kind.shape[axis]
+    high = [slice(None)] * 3
+    high[axis] = slice(0, n)  # faces whose high side is cell m
+    low = [slice(None)] * 3
+    low[axis] = slice(1, n + 1)  # faces whose low side is cell m
+    out[tuple(high)] += vs
+    out[tuple(low)] += vs
+    return out
+
+
 PROJECTION_CHOICES = ("grid", "none")
 
 
@@ -252,13 +352,25 @@ class PressureProjectionZhu2005(Term):
         super().__init__(setup)
         self.projected = self.per_material("pressure_projection", bool, lambda c: c == "grid")
         self.grid = GridProjection()
+        self.solids = np.zeros(setup.n_materials, bool)
+        self.solids[:len(setup.solids)] = setup.solids
+        self.densities = np.asarray(setup.densities, np.float64)
+        self.lattices: dict = {}  # each free body's points, by collider index (``_solids.body_lattice``)
 
     def active_arrays(self):
         return self.arrays if self.projected.any() else {}
 
     def apply(self, ctx) -> None:
-        self.grid.project(ctx.x, ctx.v, self.projected[ctx.material], ctx.walls, ctx.h, ctx.dt,
-                          ctx.arrays.get("grid_pressure"))
+        from .pressure_projection_zhu2005_solids import Solids
+
+        if not self.projected.any():
+            return
+        sel = self.projected[ctx.material]
+        liquid = float(self.densities[self.projected].mean())  # kg/m³ (the liquids' mean where several)
+        solids = Solids.gather(ctx.x, ctx.v, ctx.material, self.solids, self.densities, ctx.walls, self.lattices,
+                               ctx.spacing, liquid)
+        self.grid.project(ctx.x, ctx.v, sel, ctx.walls, ctx.h, ctx.dt, ctx.arrays.get("grid_pressure"), solids,
+                          liquid * ctx.spacing**3, ctx.arrays.get(GRID_PUSH))
 
     def frame_stats(self, world) -> dict[str, int | float]:
         return self.grid.frame_stats()

@@ -32,15 +32,17 @@ def _sides(kind, fill, axis, a, b, c, air):
 
 
 @njit(**config.NJIT_PARALLEL)
-def face_terms(kind, codes, fill, axis, surface_fill, theta_min, u, w, solved, held, ghost, div):
+def face_terms(kind, codes, fill, axis, surface_fill, theta_min, u, w, us, solved, held, ghost, div):
     """For the faces normal to ``axis`` (``codes``: the kinds FLUID, AIR, SOLID of
     ``pressure_projection_zhu2005_kernels``, passed so that the cached kernel holds no copy): u /= w
     where w > 0; ``solved`` (fluid on a side, solid on
-    neither) and ``held`` (fluid and solid: the static collider's velocity, 0); ``ghost``: 1 / θ
+    neither) and ``held`` (fluid and solid: the solid's velocity ``us``, 0 where ``us`` is empty: only
+    static solids); ``ghost``: 1 / θ
     between a fluid and an air cell, θ where the content crosses ``surface_fill``, clipped below at
     ``theta_min`` (``pressure_projection_zhu2005_ghost_fluid.surface_factor``), 1 elsewhere; and ``div``
-    (cells) += the difference across each cell of u, 0 on held faces (d times the divergence)."""
+    (cells) += the difference across each cell of u, the solid's on held faces (d times the divergence)."""
     fluid_code, air, solid_code = codes
+    moving = us.shape[0] > 0
     fa, fb, fc = u.shape
     for a in prange(fa):
         for b in range(fb):
@@ -65,8 +67,8 @@ def face_terms(kind, codes, fill, axis, surface_fill, theta_min, u, w, solved, h
         for b in range(nb):
             for c in range(nc):
                 a1, b1, c1 = a + (axis == 0), b + (axis == 1), c + (axis == 2)
-                hi = 0.0 if held[a1, b1, c1] else u[a1, b1, c1]
-                lo = 0.0 if held[a, b, c] else u[a, b, c]
+                hi = (us[a1, b1, c1] if moving else 0.0) if held[a1, b1, c1] else u[a1, b1, c1]
+                lo = (us[a, b, c] if moving else 0.0) if held[a, b, c] else u[a, b, c]
                 div[a, b, c] += hi - lo
 
 
@@ -91,10 +93,12 @@ def solve_rows(row, div, g0, g1, g2, d, rhs, surface):
 
 
 @njit(**config.NJIT_PARALLEL)
-def face_changes(pressure, axis, solved, held, ghost, u, inv_d, du, new):
-    """Each face's velocity change: -(1/θ) Δp / d where solved, -u where held (the collider's velocity,
-    0), 0 elsewhere, into ``du``; u + du into ``new``. Δp across the face, 0 beyond the grid."""
+def face_changes(pressure, axis, solved, held, ghost, u, us, inv_d, du, new):
+    """Each face's velocity change: -(1/θ) Δp / d where solved, us - u where held (the solid's velocity
+    ``us``; -u where it is empty: static solids), 0 elsewhere, into ``du``; u + du into ``new``. Δp
+    across the face, 0 beyond the grid."""
     n = pressure.shape[axis]
+    moving = us.shape[0] > 0
     fa, fb, fc = u.shape
     for a in prange(fa):
         for b in range(fb):
@@ -110,6 +114,6 @@ def face_changes(pressure, axis, solved, held, ghost, u, inv_d, du, new):
                         p_hi = pressure[a, b, c]
                     change = -ghost[a, b, c] * (p_hi - p_lo) * inv_d
                 if held[a, b, c]:
-                    change = -u[a, b, c]
+                    change = us[a, b, c] - u[a, b, c] if moving else -u[a, b, c]
                 du[a, b, c] = change
                 new[a, b, c] = u[a, b, c] + change

@@ -148,15 +148,15 @@ PARALLEL_ROWS = 20_000
 
 @njit(**config.NJIT_INLINE)
 def _laplacian_row(nbr, surface, p, r):
-    """Row r of -L p (Σ (p_r - p_j) over fluid neighbours, plus p_r / θ towards air, ``surface[r, k]``
-    = 1 / θ)."""
+    """Row r of -L p (Σ c (p_r - p_j) over fluid neighbours, plus c p_r / θ towards air, ``surface[r, k]``
+    = c / θ, c the face's inverse density relative to the liquid's: 1 where no solid is in it)."""
     s = 0.0
     pr = p[r]
     for k in range(6):
         j = nbr[r, k]
         if j == -2:
             continue
-        s += pr - p[j] if j >= 0 else pr * surface[r, k]
+        s += (pr - p[j]) * surface[r, k] if j >= 0 else pr * surface[r, k]
     return s
 
 
@@ -211,7 +211,7 @@ def solve(nbr, surface, m, rhs, p, tol, max_iterations, r, d, q):
         for k in range(6):
             j = nbr[i, k]
             if j != -2:
-                s += 1.0 if j >= 0 else surface[i, k]
+                s += surface[i, k]
         inv[i] = 1.0 / s
     _laplacian(nbr, surface, m, p, q)
     rr = 0.0

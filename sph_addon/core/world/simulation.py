@@ -284,6 +284,8 @@ class Simulation:
             # Each particle's mass, kg, for what the bodies receive (the boundary terms and the collisions).
             walls.masses = self._particle_mass[st.material] if self.bodies else None
             walls.clearance, walls.reports = self._clearance, self.reports
+            if any(c.moving for c in self.colliders):  # the moving colliders' velocities (Walls.velocity_at)
+                walls.before, walls.dt = [c.transform(self._frame_at(t)) for c in self.colliders], dt
         ctx = StepContext(st.arrays, self.h, self.spacing, t, dt=dt, nbr=self.nbr, count=self.count,
                           bucket_start=self.ns.bucket_start, colour=self.ns.colour,
                           colour_buckets=self.ns.colour_buckets, colour_units=self.ns.colour_units,
