@@ -76,11 +76,12 @@ def test_a_box_and_a_jelly_of_half_the_waters_density_float_half_under(drafts):
 
 @pytest.mark.parametrize("projection", ["grid", "none"])
 def test_in_a_closed_tank_without_gravity_water_crate_jelly_and_tank_keep_the_momentum(projection):
-    """No gravity, water (the preset, grid on and off) on the floor of a closed tank, a crate thrown into it at
-    1 m/s and a jelly at 0.5 m/s: the particles' Σ m v (water and jelly, with the pushes the jelly's solve takes at the next
-    substep), the crate's M V and the impulse it has not yet taken, plus what the tank received from the
-    particles less what it gave the crate, stay the initial momentum to 1e-6 of it every frame. The jelly
-    does not reach a wall in these frames (its own contacts with walls are not reported)."""
+    """No gravity, water (the preset, grid on and off) on the floor of a closed tank, a crate thrown into it
+    at 1 m/s and a jelly at 0.5 m/s: the particles' Σ m v (water and jelly, with the pushes the jelly's
+    solve takes at the next substep), the crate's M V and the impulse it has not yet taken, plus what the
+    tank received from the particles less what it gave the crate, stay the initial momentum to 1e-6 of it
+    every frame. The jelly does not reach a wall in these frames (its own contacts with walls are not
+    reported)."""
     data = scene_dict(
         particle_spacing=0.025, fps=24, frame_end=20, simulation={"gravity": [0.0, 0.0, 0.0]},
         materials=[{"name": "water", "preset": "water", "params": {"pressure_projection": projection}},

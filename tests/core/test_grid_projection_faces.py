@@ -16,7 +16,6 @@ from sph_addon.core.terms.pressure_projection_zhu2005_ghost_fluid import (
     surface_factor,
 )
 
-
 # The held velocity of static solids only (an empty array: the kernels hold their faces at 0).
 STATIC = np.zeros((0, 0, 0))
 
