@@ -105,6 +105,7 @@ class DensityPressureDesbrun1996(Term):
         # The other terms' coefficients (:meth:`link`): 0 until a term of the model gives one.
         self.alpha = np.zeros(setup.n_materials)
         self.nu = np.zeros(setup.n_materials)
+        self.no_slip = self.per_material("walls", bool, lambda c: c == "no_slip")  # Morris' walls (``_no_slip``)
         # The density a wall stands for: the liquid's own behind it; a cohesive lump (tension) does not
         # wet a wall, which then stands for nothing and only the collisions hold the lump off it.
         self.wall_rho0 = np.where(self.tension > 0.0, 0.0, self.rho0)
@@ -163,6 +164,8 @@ class DensityPressureDesbrun1996(Term):
     def _no_slip(self, ctx, rows: np.ndarray, rho: np.ndarray, acc: np.ndarray, wall: np.ndarray) -> None:
         """Add to ``acc`` and ``wall`` (row r of ``rows``) Morris' viscous term of the colliders at rest:
         -(2 m ν / ρ_i) B_i v_i (``viscosity_morris1997``, its module docstring), for the materials whose
+        ``walls`` are ``no_slip`` (a crust freezing under lava held by it did not keep its shape: the
+        elastic solve of the rebonded crust stopped converging, so slip stays the default) and whose
         viscosity is resolved as the implicit viscosity decides it (ν Δt (π/s)² at least
         ``viscosity_weiler2018.RESOLVED``, Δt the substep): classic water (ν = 1e-6 m²/s) is left to slip
         from ~6 mm up (at its longest substep, 4 calm steps), where its wall term would take under 1e-4
@@ -173,7 +176,8 @@ class DensityPressureDesbrun1996(Term):
         if ctx.walls is None:
             return
         nu = self.nu[ctx.material[rows]]
-        viscous = np.flatnonzero(nu * ctx.dt * (math.pi / self.setup.spacing) ** 2 >= RESOLVED)
+        held_by_walls = self.no_slip[ctx.material[rows]]
+        viscous = np.flatnonzero(held_by_walls & (nu * ctx.dt * (math.pi / self.setup.spacing) ** 2 >= RESOLVED))
         if not len(viscous):
             return
 

@@ -64,7 +64,7 @@ class ViscosityMorris1997(Term):
 
     name = "viscosity_morris1997"
     citation = "Morris, Fox & Zhu, Modeling low Reynolds number incompressible flows using SPH, JCP 136, 1997"
-    parameters = ("kinematic_viscosity",)
+    parameters = ("kinematic_viscosity", "walls")
     # The term whose pair loop computes this one's force, and the coefficient it takes from ``values``.
     fused_into = "density_pressure_desbrun1996"
     coefficient = "nu"
