@@ -77,7 +77,7 @@ def test_every_model_carries_the_world_passes_parameters_declared_once():
 def _modules_touching(array: str) -> set[str]:
     """The term, pass and model modules (by file stem, ``_kernels`` folded into its term) that index the
     state's arrays with ``array``, by its literal name or a constant holding it."""
-    constants = {"liquid_push": "LIQUID_PUSH"}
+    constants = {"liquid_push": "LIQUID_PUSH", "grid_push": "GRID_PUSH"}
     pattern = re.compile(rf'\[\s*"{array}"\s*\]|\.get\(\s*"{array}"|"{array}" in \w+|'
                          rf'add_array\(\s*"{array}"' + (rf"|\b{constants[array]}\b" if array in constants else ""))
     found = set()

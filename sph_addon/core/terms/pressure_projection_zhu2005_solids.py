@@ -14,7 +14,7 @@ Horn & Turk 2004, "Rigid fluid: animating the interplay between rigid bodies and
    liquid's (∇·(1/ρ ∇p), ``face_density``), so a solid's column presses on what is under it with its
    own weight: a body floats where its weight meets the liquid's pressure, as Archimedes says;
 4. each point takes the faces' change (FLIP's, the whole of it: a solid is one body, not a film):
-   an elastic particle as a push its own solve takes at the next substep (``GRID_PUSH``), a rigid body
+   an elastic particle as a push its own solve takes at the next substep (the ``grid_push`` array), a rigid body
    the sum, with its moment, as the impulse it integrates at the next substep.
 
 What the liquid and the solids gained, the walls (static and keyframed colliders) receive, so the

@@ -49,9 +49,10 @@ class ViscosityWeiler2018(Term):
 
     def __init__(self, setup):
         super().__init__(setup)
-        # Per material ν. The solve weighs each particle by its material's density (``_masses``; M = I,
-        # η = ν where every material has one density), so viscous momentum between materials of
-        # different densities (a liquid beside a solid) is kept.
+        # Per material ν. Particles carry equal masses throughout the engine (relaxation, collisions,
+        # scheme coupling), so the solve weighs every particle alike (M = I, η = ν): viscous momentum
+        # between materials of different densities is exchanged as between equal masses, like every
+        # other pair term, until particles carry a mass.
         self.nu = self.per_material("kinematic_viscosity") if self.own_viscosity else np.zeros(setup.n_materials)
         self.viscosity_k = viscosity_lattice_constant(setup.spacing, setup.h)
         self.modifiers: list[ViscosityModifier] = []
@@ -110,31 +111,23 @@ class ViscosityWeiler2018(Term):
         else:
             sj, sw, se, rhs = blocks
             rhs += ctx.v
-        mass = self._masses(ctx)
-        if mass is None:
-            mass = self._unit_mass
-        else:  # M v = M v* + Δt (viscous and pair forces): the system's right-hand side is a momentum
-            rhs = rhs * mass[:, None]
+        if len(self._unit_mass) != n:
+            self._unit_mass = np.ones(n)
         v = np.empty_like(rhs)
-        copy_rows(rhs if mass is self._unit_mass else rhs / mass[:, None], v)  # numpy's copy runs on one thread
+        copy_rows(rhs, v)  # numpy's copy runs on one thread
         eta = first if first is not None else self._viscosity(ctx, ctx.v)
         with ctx.workspace.borrow((3,), (3,), (3,), (3,), (3, 3)) as (r, z, p, ap, inv):
-            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, mass, eta, coeff, wall_b, sj, sw, se,
+            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass, eta, coeff, wall_b, sj, sw, se,
                                     rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
         held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
         if not len(held):
-            if mass is self._unit_mass:
-                v += (ctx.v.sum(axis=0) - v.sum(axis=0)) / n
-            else:
-                v += ((mass[:, None] * (ctx.v - v)).sum(axis=0)) / mass.sum()
+            v += (ctx.v.sum(axis=0) - v.sum(axis=0)) / n
         else:
             # What the walls' no-slip term took from each particle, -Δt K ν B_i v_i (the operator's
             # wall part at the solution), goes to the colliders equal and opposite: viscous drag.
             wb = wall_b[held][:, [[0, 3, 4], [3, 1, 5], [4, 5, 2]]]
             drag = np.zeros((n, 3))
             drag[held] = -coeff[0] * eta[held, None] * np.einsum("kij,kj->ki", wb, v[held])
-            if mass is not self._unit_mass:
-                drag[held] /= mass[held, None]
             ctx.walls.received(ctx.x, drag)
         copy_rows(v, ctx.v)
         st = self.stats
@@ -145,18 +138,6 @@ class ViscosityWeiler2018(Term):
             st["capped"] += 1
             log.warning("viscosity solve stopped at its cap of %d iterations with relative residual %.3g",
                         MAX_ITERATIONS, res)
-
-    def _masses(self, ctx) -> np.ndarray | None:
-        """(n,) each particle's mass over the lightest material's present, or None where every particle
-        weighs the same (the solve then runs on unit masses, as always: the same bytes). A solid's
-        particles beside a liquid of another density take the viscous drag in proportion, so the
-        momentum of the two is kept."""
-        if len(self._unit_mass) != ctx.n:
-            self._unit_mass = np.ones(ctx.n)
-        density = np.asarray(self.setup.densities, np.float64)[ctx.material]
-        if not len(density) or np.all(density == density[0]):
-            return None
-        return density / density.min()
 
     def _viscosity(self, ctx, v: np.ndarray) -> np.ndarray:
         """(n,) kinematic viscosity of each particle, m²/s: its material's and what the modifiers add

@@ -64,11 +64,8 @@ def smooth_velocities(x, v, nbr, count, mat, coef, h, rho0, dv):
             else:
                 for kk in range(nk):
                     a = 1.0 - math.sqrt(w[kk]) * inv_h
-                    cj = coef[mat[nbr[i, kk]]]
-                    c = 0.5 * (ci + cj)
-                    # A material without smoothing (a solid's) neither smooths nor is smoothed: its
-                    # particles weigh other than the liquid's, so the pair would not keep the momentum.
-                    w[kk] = c * a * a * inv_rho0 if (a > 0.0 and ci != 0.0 and cj != 0.0) else 0.0
+                    c = 0.5 * (ci + coef[mat[nbr[i, kk]]])
+                    w[kk] = c * a * a * inv_rho0 if (a > 0.0 and c != 0.0) else 0.0
             sx = 0.0
             sy = 0.0
             sz = 0.0
