@@ -247,15 +247,9 @@ class GridProjection:
             return np.where(fill >= SURFACE_FILL, k.FLUID, k.AIR).astype(np.int8), fill
         cand = np.flatnonzero(_grown(fill > 0.0).reshape(-1))  # every cell fluid or next to it
         dist, reference = walls.static_cells(lo + np.stack(np.unravel_index(cand, fill.shape), axis=1), d)
-        fill = fill.copy()
-        fill.reshape(-1)[cand] /= reference
-        inside = np.zeros(fill.shape, bool)
-        inside.reshape(-1)[cand] = dist < 0.0
-        fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
-        kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
-        kind[_grown(fluid) & ~fluid & inside] = k.SOLID
-        return kind, fill
-
+        inside = np.zeros(fill.size, bool)
+        inside[cand] = dist < 0.0
+        return _by_content(fill, counts, cand, reference, inside)
 
     def _all_kinds(self, fill: np.ndarray, counts: np.ndarray, lo: np.ndarray, d: float, walls, faces: list) -> tuple:
         """(kind, fill, us): the cells' kinds and contents (:meth:`_kinds`, :meth:`_moving_kinds` where
@@ -273,7 +267,6 @@ class GridProjection:
         one is a solid cell moving with it. Returns (kind, fill, vcell), ``vcell`` (cells, 3) the velocity
         of each solid cell, m/s (a keyframed collider's at the cell's centre over the substep, 0 for the
         static ones)."""
-        from . import pressure_projection_zhu2005_kernels as k
 
         cand = np.flatnonzero(_grown(fill > 0.0).reshape(-1))  # every cell fluid or next to it
         index = lo + np.stack(np.unravel_index(cand, fill.shape), axis=1)
@@ -296,13 +289,24 @@ class GridProjection:
         for j, m in enumerate(moving):
             at = into & (nearest == j)
             vcell[cand[at]] = walls.velocity_at(m, centres[at])
-        fill = fill.copy()
-        fill.reshape(-1)[cand] /= reference
-        inside = inside.reshape(fill.shape)
-        fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
-        kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
-        kind[_grown(fluid) & ~fluid & inside] = k.SOLID
+        kind, fill = _by_content(fill, counts, cand, reference, inside)
         return kind, fill, vcell.reshape(fill.shape + (3,))
+
+
+def _by_content(fill: np.ndarray, counts: np.ndarray, cand: np.ndarray, reference: np.ndarray,
+                inside: np.ndarray) -> tuple:
+    """(kind, fill): the candidate cells' ``fill`` over the content the colliders leave them
+    (``reference``), fluid where that reaches ``SURFACE_FILL`` (outside the colliders, ``inside`` flat,
+    or holding particles), solid where a cell next to fluid lies inside one, air elsewhere."""
+    from . import pressure_projection_zhu2005_kernels as k
+
+    fill = fill.copy()
+    fill.reshape(-1)[cand] /= reference
+    inside = inside.reshape(fill.shape)
+    fluid = (fill >= SURFACE_FILL) & (~inside | (counts > 0))
+    kind = np.where(fluid, k.FLUID, k.AIR).astype(np.int8)
+    kind[_grown(fluid) & ~fluid & inside] = k.SOLID
+    return kind, fill
 
 
 def _keyframed(walls) -> list[int]:
@@ -363,7 +367,7 @@ class PressureProjectionZhu2005(Term):
     def apply(self, ctx) -> None:
         from .pressure_projection_zhu2005_solids import Solids
 
-        if not self.projected.any():
+        if not self.projected.any() or ctx.walls is None:  # without colliders nothing is projected
             return
         sel = self.projected[ctx.material]
         liquid = float(self.densities[self.projected].mean())  # kg/m³ (the liquids' mean where several)
