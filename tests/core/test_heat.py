@@ -218,20 +218,22 @@ def test_a_still_block_melts_where_conduction_brings_the_liquidus(block, wall, s
 
 
 def test_a_jelly_on_a_hot_plate_melts_from_the_bottom_keeping_every_particle():
-    """The jelly baked on the plate: its layers melt from the bottom up (the frame each layer's particles
-    melt at rises with the layer), the liquid takes every particle (same count, same ids, the same mass
-    to the last bit) and the frame statistics count them."""
+    """The jelly baked on the plate for 24 frames: its layers melt from the bottom up (the frame each layer's
+    particles melt at rises with the layer), the liquid takes every particle (same count, same ids, the same
+    mass to the last bit) and the frame statistics count them. (Over 12 frames the block melted 80 % when
+    it sank through its melt, which did not carry it; carried, 60 % (108 of 180) in 12 frames, the
+    conduction solution's front at 1.9 cm then.)"""
     sim = Simulation(parse_scene(_jelly_on_a_plate()))
     ids, mass = np.sort(sim.state.ids), float(np.sum(sim._particle_mass[sim.state.material]))
     layer_of = dict(zip(sim.state.ids.tolist(), np.round(sim.state.x[:, 2] / 0.01 - 0.5).astype(int).tolist()))
     frame_of, counted = {}, 0
-    for frame in range(1, 13):
+    for frame in range(1, 25):
         counted += sim.advance_frame().extra["melted"]
         for i in sim.state.ids[sim.state.material == 1].tolist():
             frame_of.setdefault(i, frame)
     assert np.array_equal(np.sort(sim.state.ids), ids)
     assert float(np.sum(sim._particle_mass[sim.state.material])) == mass
-    assert counted == len(frame_of) > 0.8 * len(ids)
+    assert counted == len(frame_of) > 0.6 * len(ids), (counted, len(frame_of))
     per_layer = [np.mean([f for i, f in frame_of.items() if layer_of[i] == k]) for k in range(5)
                  if any(layer_of[i] == k for i in frame_of)]
     assert len(per_layer) >= 4 and np.all(np.diff(per_layer) > 0), per_layer

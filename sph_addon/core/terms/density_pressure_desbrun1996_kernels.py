@@ -325,3 +325,78 @@ def stable_steps(v, mat, rows, c, alpha, nu, h, mu_max, out):
         if speed * dt > 0.3 * eps:
             dt = 0.3 * eps / speed
         out[r] = viscous_step(dt, nu[mi], eps)
+
+
+@njit(**config.NJIT_PARALLEL)
+def solid_reactions(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, dt, out):
+    """What the liquid's pair forces on its solid neighbours give those solid particles back, equal and
+    opposite, over ``dt`` s: added to ``out`` (n,3), m/s, at ``rows`` (the solid particles).
+
+    :func:`pair_accelerations` takes a neighbour of another model (a solid's particle j) at the liquid
+    particle i's density and pressure: i receives a_ij = -m_j (2 P_i/ρ_i² + Π_ij) ∇_i W_ij plus Morris'
+    viscous term with 2 ρ_i ν_i; j receives -m_i a_ij / m_j (Newton's third law), so the liquid's
+    pressure carries the solid resting on it and its viscosity drags the solid as the solid drags it.
+    Each solid particle gathers from its own row (race-free, the same sums at any thread count); a
+    liquid particle not evaluated yet (its density NaN) gives nothing.
+
+    Parameters
+    ----------
+    x, v : (n,3) m, m/s. mat : (n,) uint8. nbr, count : neighbour rows. rows : (k,) int64 solid particles.
+    mass : per material, kg. rho, p : (n,) the liquid's density and pressure at its last evaluation, kg/m³,
+    Pa. owned : per material, bool: the liquid's materials. c, alpha, nu : per material, m/s, -, m²/s.
+    h : support, m. inv_w_spacing : as for :func:`pair_accelerations`. dt : s. out : (n,3) m/s, added to.
+    """
+    eps = 0.5 * h
+    eps2 = 0.01 * eps * eps
+    h2 = h * h
+    g = -45.0 / (math.pi * h2 * h2 * h2)
+    for r in prange(rows.shape[0]):
+        j = rows[r]
+        mj = mass[mat[j]]
+        ax = ay = az = 0.0
+        for kk in range(count[j]):
+            i = nbr[j, kk]
+            mi = mat[i]
+            if not owned[mi]:
+                continue
+            rhoi = rho[i]
+            if not rhoi > 0.0:
+                continue
+            dx = x[i, 0] - x[j, 0]
+            dy = x[i, 1] - x[j, 1]
+            dz = x[i, 2] - x[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            if r2 >= h2 or r2 == 0.0:
+                continue
+            pi = p[i] / (rhoi * rhoi)
+            ri = -0.2 * pi if pi < 0.0 else 0.0
+            rr = math.sqrt(r2)
+            d = h - rr
+            grad = g * d * d / rr
+            ux = v[i, 0] - v[j, 0]
+            uy = v[i, 1] - v[j, 1]
+            uz = v[i, 2] - v[j, 2]
+            vr = ux * dx + uy * dy + uz * dz
+            f = 2.0 * pi
+            if ri != 0.0:
+                f += 2.0 * ri * _f4(rr / h, inv_w_spacing)
+            if vr < 0.0 and alpha[mi] != 0.0:
+                f += viscous_pressure(alpha[mi], c[mi], approach_rate(eps, vr, r2, eps2), rhoi, rhoi)
+            f *= -mj * grad
+            # a_ij (the liquid particle's share from j), then -m_i / m_j of it for j
+            aix = f * dx
+            aiy = f * dy
+            aiz = f * dz
+            visc = 2.0 * rhoi * nu[mi]
+            if visc != 0.0:
+                fv = pair_factor(mj, visc, rhoi, rhoi, grad, r2, eps2)
+                aix += fv * ux
+                aiy += fv * uy
+                aiz += fv * uz
+            share = mass[mi] / mj
+            ax -= share * aix
+            ay -= share * aiy
+            az -= share * aiz
+        out[j, 0] += dt * ax
+        out[j, 1] += dt * ay
+        out[j, 2] += dt * az
