@@ -352,8 +352,8 @@ def rubber_suzanne(bpy):
 
 def crate_flood(bpy):
     """A dam break surging into a shallow pool where a pine crate floats: a Dynamic collider the wave lifts,
-    carries and tips (Clavet's two-way coupling). The crate's motion is keyed by the bake; the water's
-    Pressure Projection is None."""
+    carries and tips (the grid projection's pressure and Clavet's relaxation push it). The crate's motion is
+    keyed by the bake."""
     scene = new_scene(bpy, 60)
     # One Fluid of two closed parts, the column and a 20 cm pool (deep enough for the crate to float
     # several particles above the floor: docs/bodies.md, Limits): one material, one surface.
@@ -365,8 +365,6 @@ def crate_flood(bpy):
     bpy.context.view_layer.objects.active = water
     bpy.ops.object.join()
     fluid(bpy, water, "water")
-    # The grid's pressure solve does not see moving colliders: with Grid the crate would sink.
-    water.sph.material.viscoelastic.pressure_projection = 'none'
 
     crate = box(bpy, "Crate", (0.22, 0.18, 0.14), (0.3, 0.0, 0.29))
     crate.rotation_euler = (0.0, 0.0, 0.35)

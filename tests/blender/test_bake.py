@@ -30,8 +30,7 @@ REBUILT = {"jelly_steps": [{"model": "elastic", "name": "Jelly", "params": {}, "
                                "preset": "water"},
                               {"model": "elastic", "name": "Suzanne", "params": {"density": 550.0},
                                "preset": "rubber"}],
-           "crate_flood": [{"model": "viscoelastic", "name": "Water", "params": {"pressure_projection": "none"},
-                            "preset": "water"}]}
+           "crate_flood": [{"model": "viscoelastic", "name": "Water", "params": {}, "preset": "water"}]}
 FRAMES = 3
 
 
