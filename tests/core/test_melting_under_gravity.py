@@ -93,10 +93,10 @@ def test_a_butter_cube_melting_into_the_sph_liquid_under_gravity_rests_on_its_me
     to the last bit: 216), the melt compressed by at most 5 % (measured 4 %; 15-32 % before).
 
     Its 2nd to 4th layers melt at 1.03, 0.59 and 0.41 of the conduction solution's times (0.62, 0.37 and
-    0.26 before, measured with the plate a 1 m tank): the block rests on a film of its melt one particle thick, through which the plate heats
-    it (close-contact melting, module docstring); the test holds them between 0.35 and 1.2, the first within
-    20 %. With the liquid's ``walls: no_slip`` it spreads slower (0.21 m in 0.6 s instead of 0.33 m, at
-    most 0.64 m/s) and melts the block at the same times."""
+    0.26 before, measured with the plate a 1 m tank): the block rests on a film of its melt one particle
+    thick, through which the plate heats it (close-contact melting, module docstring); the test holds them
+    between 0.35 and 1.2, the first within 20 %. With the liquid's ``walls: no_slip`` it spreads slower
+    (0.21 m in 0.6 s instead of 0.33 m, at most 0.64 m/s) and melts the block at the same times."""
     sim, fastest, ratios, ids, mass = _bake("sph", 16)
     assert fastest < 1.0, fastest
     assert np.array_equal(np.sort(sim.state.ids), ids)
