@@ -7,6 +7,7 @@ second, below the free surface read between them (the water's 95th height percen
 spacing), and the same from the water's volume (each particle s³). One JSON line a density::
 
     python scripts/benchmarks/floating_drafts.py --spacing 0.02 --densities 300 500 800
+    python scripts/benchmarks/floating_drafts.py --liquid classic_water --densities 500
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ SIDE = 0.1
 TANK = (0.8, 0.3)
 
 
-def scene(rho: float, spacing: float, projection: str | None) -> dict:
+def scene(rho: float, spacing: float, projection: str | None, liquid: str = "water") -> dict:
     params = {} if projection is None else {"pressure_projection": projection}
+    water = ({"name": "water", "preset": "water", "params": params} if liquid == "water" else
+             {"name": "water", "model": "sph", "preset": liquid})
     return {
         "format": "sph_addon.scene/2", "name": "floating_drafts", "particle_spacing": spacing, "fps": 24,
         "frame_start": 1, "frame_end": 400,
-        "materials": [{"name": "water", "preset": "water", "params": params},
+        "materials": [water,
                       {"name": "jelly", "model": "elastic", "preset": "rubber",
                        "params": {"density": rho, "youngs_modulus": 1e5, "damping_time": 0.02}}],
         "sources": [{"type": "box", "material": "water", "min": [0, 0, 0], "max": [TANK[0], TANK[1], 0.16]},
@@ -44,8 +47,8 @@ def scene(rho: float, spacing: float, projection: str | None) -> dict:
                        "dynamic": True, "density": rho}]}
 
 
-def drafts(rho: float, spacing: float, projection: str | None, seconds: float) -> dict:
-    sim = Simulation(parse_scene(scene(rho, spacing, projection)))
+def drafts(rho: float, spacing: float, projection: str | None, seconds: float, liquid: str = "water") -> dict:
+    sim = Simulation(parse_scene(scene(rho, spacing, projection, liquid)))
     out: dict[str, list] = {"rigid": [], "elastic": [], "rigid_by_volume": [], "elastic_by_volume": []}
     frames = int(round(seconds * 24))
     for frame in range(frames):
@@ -71,11 +74,14 @@ def main() -> int:
     ap.add_argument("--densities", type=float, nargs="+", default=[300.0, 500.0, 800.0])
     ap.add_argument("--projection", choices=("grid", "none"), default=None, help="default: the preset's")
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--liquid", choices=("water", "classic_water"), default="water",
+                    help="the viscoelastic model's water preset or the sph model's classic_water")
     args = ap.parse_args()
     for rho in args.densities:
         start = time.perf_counter()
-        result = drafts(rho, args.spacing, args.projection, args.seconds)
-        print(json.dumps({"density": rho, "spacing": args.spacing, "projection": args.projection or "preset",
+        result = drafts(rho, args.spacing, args.projection, args.seconds, args.liquid)
+        print(json.dumps({"density": rho, "spacing": args.spacing, "liquid": args.liquid,
+                          "projection": args.projection or "preset",
                           **result, "wall_s": round(time.perf_counter() - start, 1)}), flush=True)
     return 0
 
