@@ -379,8 +379,17 @@ def crate_flood(bpy):
     return scene
 
 
+def melt_and_float(bpy):
+    """Chocolate melting on a hot plate beside a pool where a crate floats and a jelly bobs
+    (``scripts/sample_melt_and_float.py``, where its docstring says what is raised for the melt to show)."""
+    import sample_melt_and_float
+
+    return sample_melt_and_float.melt_and_float(bpy, sys.modules[__name__], ADDON)
+
+
 SAMPLES = {"dam_break": dam_break, "honey_stool": honey_stool, "mud_suzanne": mud_suzanne,
-           "jelly_steps": jelly_steps, "rubber_suzanne": rubber_suzanne, "crate_flood": crate_flood}
+           "jelly_steps": jelly_steps, "rubber_suzanne": rubber_suzanne, "crate_flood": crate_flood,
+           "melt_and_float": melt_and_float}
 
 
 def main(argv=None) -> int:

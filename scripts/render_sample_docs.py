@@ -34,7 +34,8 @@ ROOT = blender_session.ROOT
 # (honey: the thread reaching the seat, a ring laid on its stack, the pour's last coils; rubber
 # Suzanne: falling, the splash, floating).
 FRAMES = {"dam_break": (1, 16, 60), "honey_stool": (12, 36, 72), "mud_suzanne": (1, 30, 60),
-          "jelly_steps": (1, 9, 60), "rubber_suzanne": (3, 8, 36), "crate_flood": (1, 16, 60)}
+          "jelly_steps": (1, 9, 60), "rubber_suzanne": (3, 8, 36), "crate_flood": (1, 16, 60),
+          "melt_and_float": (1, 30, 60)}
 
 
 def prepare(bpy, name: str, work: Path, rebake: bool = False, source: Path = ROOT / "sample_blends") -> Path:

@@ -22,15 +22,23 @@ from evaluated import evaluated_mesh, evaluated_points
 from rendering import projected_window, render, tiny_cycles
 
 SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne")
-# Built by make_samples.py, not baked here: the crate's bake is test_dynamic_colliders.py's.
-BUILT = (*SAMPLES, "crate_flood")
+# Built by make_samples.py, not baked here: the crate's bake is test_dynamic_colliders.py's, melt_and_float's
+# (its chocolate melting) scripts/render_sample_docs.py's.
+BUILT = (*SAMPLES, "crate_flood", "melt_and_float")
 # The samples rebuilt since the fixtures (tests/data/exported/) were recorded, and their materials now.
 REBUILT = {"jelly_steps": [{"model": "elastic", "name": "Jelly", "params": {}, "preset": "jelly"}],
            "rubber_suzanne": [{"model": "viscoelastic", "name": "Water", "params": {"pressure_projection": "none"},
                                "preset": "water"},
                               {"model": "elastic", "name": "Suzanne", "params": {"density": 550.0},
                                "preset": "rubber"}],
-           "crate_flood": [{"model": "viscoelastic", "name": "Water", "params": {}, "preset": "water"}]}
+           "crate_flood": [{"model": "viscoelastic", "name": "Water", "params": {}, "preset": "water"}],
+           "melt_and_float": [{"model": "viscoelastic", "name": "Water", "params": {}, "preset": "water"},
+                              {"model": "elastic", "name": "Chocolate", "preset": "dark_chocolate",
+                               "params": {"youngs_modulus": 200000.0, "thermal_conductivity": 1000.0,
+                                          "melts_into": "Melted Chocolate"}},
+                              {"model": "elastic", "name": "Jelly", "params": {"density": 600.0}, "preset": "jelly"},
+                              {"model": "sph", "name": "Melted Chocolate", "preset": "melted_chocolate",
+                               "params": {"thermal_conductivity": 1000.0}}]}
 FRAMES = 3
 
 

@@ -3,9 +3,9 @@
 ``scripts/make_samples.py`` saves them with Blender 4.2 and the current add-on: opening one logs
 nothing from the add-on (no "settings of an older version were dropped" note from the migration),
 and the Domain has no material of its own, which would replace each preset's look
-(``liquid_materials``), except in ``rubber_suzanne``: there the Domain's material is the water look
-with the Solid's particles' surface made transparent (the Solid renders itself, its own mesh
-deformed). Whether each camera frames its liquid needs a bake:
+(``liquid_materials``), except in ``rubber_suzanne`` and ``melt_and_float``: there the Domain's
+material is the preset looks with the jelly's or rubber's particles' surface made transparent (the
+Solid renders itself, its own mesh deformed). Whether each camera frames its liquid needs a bake:
 ``scripts/render_sample_docs.py --check-framing``.
 """
 
@@ -16,12 +16,17 @@ import bpy
 import pytest
 from conftest import ADDON_MODULE, ROOT
 
-SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne", "crate_flood")
+SAMPLES = ("dam_break", "honey_stool", "mud_suzanne", "jelly_steps", "rubber_suzanne", "crate_flood", "melt_and_float")
 # (model, preset) of each sample's Fluids, Inflows and Solids.
 PRESETS = {"dam_break": {("viscoelastic", "water")}, "honey_stool": {("viscoelastic", "honey")},
            "mud_suzanne": {("viscoelastic", "mud")}, "jelly_steps": {("elastic", "jelly")},
            "rubber_suzanne": {("viscoelastic", "water"), ("elastic", "rubber")},
-           "crate_flood": {("viscoelastic", "water")}}
+           "crate_flood": {("viscoelastic", "water")},
+           "melt_and_float": {("viscoelastic", "water"), ("elastic", "dark_chocolate"), ("elastic", "jelly"),
+                              ("sph", "melted_chocolate")}}
+# The Domains with a material of their own: each preset's look with a Solid's particles' surface transparent
+# (the Solid renders itself, its own mesh deformed).
+DOMAIN_MATERIALS = {"rubber_suzanne": ["Water, Solid Hidden"], "melt_and_float": ["Preset Looks, Jelly Hidden"]}
 
 
 @pytest.mark.smoke
@@ -39,8 +44,8 @@ def test_sample_opens_without_notes_and_keeps_the_preset_look(ext, tmp_path, emp
     assert len(domains) == 1
     domain = domains[0]
     materials = [m.name for m in domain.data.materials if m is not None]
-    if name == "rubber_suzanne":
-        assert materials == ["Water, Solid Hidden"]
+    if name in DOMAIN_MATERIALS:
+        assert materials == DOMAIN_MATERIALS[name]
     else:
         assert materials == [], "a Domain material replaces the preset's look"
         assert not [s for s in domain.material_slots if s.material is not None]
