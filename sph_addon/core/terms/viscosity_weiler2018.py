@@ -49,11 +49,12 @@ class ViscosityWeiler2018(Term):
 
     def __init__(self, setup):
         super().__init__(setup)
-        # Per material ν. Particles carry equal masses throughout the engine (relaxation, collisions,
-        # scheme coupling), so the solve weighs every particle alike (M = I, η = ν): viscous momentum
-        # between materials of different densities is exchanged as between equal masses, like every
-        # other pair term, until particles carry a mass.
+        # Per material ν. Where every particle has one density the solve runs on unit masses (M = I, η = ν,
+        # the same bytes as ever); where densities differ (a liquid beside a solid, oil on water) each row
+        # weighs its density (``_masses``), so viscous momentum is exchanged pairwise: m_i Δv_i = -m_j Δv_j.
         self.nu = self.per_material("kinematic_viscosity") if self.own_viscosity else np.zeros(setup.n_materials)
+        density = np.asarray(setup.densities, np.float64)
+        self._density = density if len(density) == setup.n_materials else np.ones(setup.n_materials)
         self.viscosity_k = viscosity_lattice_constant(setup.spacing, setup.h)
         self.modifiers: list[ViscosityModifier] = []
         self.implicit: list[ImplicitForces] = []
@@ -90,8 +91,12 @@ class ViscosityWeiler2018(Term):
 
         The guess is the right-hand side; the solve stops at a residual of ``TOLERANCE`` times its
         norm or at ``MAX_ITERATIONS`` (counted in the frame statistics). The residual left is spread
-        evenly over the particles (a uniform velocity shift, which the operator does not see), so the
-        total momentum is exactly that of v*: the viscous and pair terms are internal forces.
+        over the particles as a uniform velocity shift (which the operator does not see), so the
+        total momentum is exactly that of v*: the viscous and pair terms are internal forces. Where
+        the particles' densities differ, M = diag(ρ_i) and η = ρ ν as the kernels' system states
+        (Weiler's own form; per the lightest density present, ``_masses``): each pair then exchanges
+        m_i Δv_i = -m_j Δv_j. With M = I there, water and a 500 kg/m³ jelly lost 3e-5 of their
+        momentum in 3 frames; now the residual's 1e-9 is left where walls hold the liquid.
         Colliders at rest hold the fluid next to them (no slip), and receive the drag they exert in
         their contact reports. ``first``: the viscosity to solve with (default: the materials' and
         what the modifiers add at v*).
@@ -111,23 +116,32 @@ class ViscosityWeiler2018(Term):
         else:
             sj, sw, se, rhs = blocks
             rhs += ctx.v
-        if len(self._unit_mass) != n:
-            self._unit_mass = np.ones(n)
         v = np.empty_like(rhs)
-        copy_rows(rhs, v)  # numpy's copy runs on one thread
+        copy_rows(rhs, v)  # numpy's copy runs on one thread; the guess is v* (+ Δt a_s)
         eta = first if first is not None else self._viscosity(ctx, ctx.v)
+        mass = self._masses(ctx)
+        if mass is not None:
+            # M v = M v* + Δt (L v + M a_s): the rows in momentum (per the lightest's density), η = ρ ν the
+            # dynamic viscosity in the same units, the springs (one material's pairs) scaled with their rows.
+            rhs, eta = rhs * mass[:, None], eta * mass
+            sw = sw * mass[:, None, None]
         with ctx.workspace.borrow((3,), (3,), (3,), (3,), (3, 3)) as (r, z, p, ap, inv):
-            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass, eta, coeff, wall_b, sj, sw, se,
-                                    rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
+            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass if mass is None else mass, eta,
+                                    coeff, wall_b, sj, sw, se, rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
         held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
         if not len(held):
-            v += (ctx.v.sum(axis=0) - v.sum(axis=0)) / n
+            if mass is None:
+                v += (ctx.v.sum(axis=0) - v.sum(axis=0)) / n
+            else:
+                v += (mass[:, None] * (ctx.v - v)).sum(axis=0) / mass.sum()
         else:
-            # What the walls' no-slip term took from each particle, -Δt K ν B_i v_i (the operator's
+            # What the walls' no-slip term took from each particle, -Δt K η B_i v_i (the operator's
             # wall part at the solution), goes to the colliders equal and opposite: viscous drag.
             wb = wall_b[held][:, [[0, 3, 4], [3, 1, 5], [4, 5, 2]]]
             drag = np.zeros((n, 3))
             drag[held] = -coeff[0] * eta[held, None] * np.einsum("kij,kj->ki", wb, v[held])
+            if mass is not None:
+                drag[held] /= mass[held, None]
             ctx.walls.received(ctx.x, drag)
         copy_rows(v, ctx.v)
         st = self.stats
@@ -138,6 +152,17 @@ class ViscosityWeiler2018(Term):
             st["capped"] += 1
             log.warning("viscosity solve stopped at its cap of %d iterations with relative residual %.3g",
                         MAX_ITERATIONS, res)
+
+    def _masses(self, ctx) -> np.ndarray | None:
+        """(n,) each particle's density over the lightest's present (its mass: one volume for all), or None
+        where every particle has one density: the solve then runs on unit masses, the same bytes. The unit
+        masses are kept (``self._unit_mass``) for that case."""
+        if len(self._unit_mass) != ctx.n:
+            self._unit_mass = np.ones(ctx.n)
+        density = self._density[ctx.material]
+        if not len(density) or np.all(density == density[0]):
+            return None
+        return density / density.min()
 
     def _viscosity(self, ctx, v: np.ndarray) -> np.ndarray:
         """(n,) kinematic viscosity of each particle, m²/s: its material's and what the modifiers add
