@@ -59,7 +59,7 @@ def test_kernels_match_the_slow_reference():
     p = np.zeros(len(x))
     none = np.zeros((0, 4))  # no walls: the reference has none
     edges = np.zeros((0, 2), np.int64)
-    k.densities(x, mat, nbr, count, rows, mass, h, 1.0 / full, none, np.zeros(3), np.zeros(2), 1.0, edges,
+    k.densities(x, mat, nbr, count, rows, mass, owned, h, 1.0 / full, none, np.zeros(3), np.zeros(2), 1.0, edges,
                 np.zeros((2, 2)), 1.0, rho)
     k.pressures(rows, mat, rho, rho0, c**2, tension, p)
     q = s / h

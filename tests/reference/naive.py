@@ -428,7 +428,8 @@ def smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension
     -Σ m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇W_ij (eqs. 4, 5, 7; ∇W of the anti-clustering kernel with
     support h) with Monaghan 2000's artificial pressure under tension, plus Morris' viscous Laplacian. A
     neighbour whose material is not ``owned`` is taken at
-    the particle's own density and pressure. Returns (ρ, P, a) for all particles (walls aside)."""
+    the particle's own density, pressure and mass (a boundary particle: its volume at the particle's rest
+    density, Akinci et al. 2012). Returns (ρ, P, a) for all particles (walls aside)."""
     n = len(x)
     eps = 0.5 * h
 
@@ -444,7 +445,8 @@ def smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension
 
     rho = np.empty(n)
     for i in range(n):
-        rho[i] = sum(mass[mat[j]] * spline(float(np.linalg.norm(x[i] - x[j]))) for j in range(n)) / lattice_sum
+        rho[i] = sum(mass[mat[j] if owned[mat[j]] else mat[i]] * spline(float(np.linalg.norm(x[i] - x[j])))
+                     for j in range(n)) / lattice_sum
     p = np.maximum(c[mat] ** 2 * (rho - rho0[mat]), -tension[mat])
     acc = np.zeros((n, 3))
     for i in range(n):
@@ -469,7 +471,8 @@ def smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension
                 mu = eps * vr / (r * r + 0.01 * eps * eps)
                 big_pi = ab * (-cb * mu + 2.0 * mu * mu) / (0.5 * (rho[i] + rj))
             g = grad_spiky(r)
-            acc[i] -= mass[mj] * (p[i] / rho[i] ** 2 + pj / rj**2 + art + big_pi) * g * xij
-            acc[i] += (mass[mj] * (rho[i] * nu[mi] + etaj) / (rho[i] * rj) * g * r * r
+            m_j = mass[mj] if owned[mj] else mass[mi]
+            acc[i] -= m_j * (p[i] / rho[i] ** 2 + pj / rj**2 + art + big_pi) * g * xij
+            acc[i] += (m_j * (rho[i] * nu[mi] + etaj) / (rho[i] * rj) * g * r * r
                        / (r * r + 0.01 * eps * eps) * vij)
     return rho, p, acc

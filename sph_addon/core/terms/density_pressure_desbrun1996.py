@@ -166,7 +166,7 @@ class DensityPressureDesbrun1996(Term):
         x, mat, walls = ctx.x, ctx.material, self.walls
         rho, p = ctx.arrays["sph_density"], ctx.arrays["sph_pressure"]
         planes = walls.planes_of(ctx.walls)
-        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.setup.h, self.inv_lattice, planes,
+        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.owned, self.setup.h, self.inv_lattice, planes,
                   self.wall_rho0, walls.table_gamma, walls.table_step, walls.edges, walls.quarter,
                   walls.quarter_step, rho)
         curved = walls.curved(ctx.walls, x, rows)

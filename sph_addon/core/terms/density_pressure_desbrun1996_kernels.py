@@ -137,16 +137,20 @@ def _wall_push(p_i, rho_i, w0, planes, edges, slope, step, quarter_slope, step2,
 
 
 @njit(**config.NJIT_PARALLEL)
-def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0, gamma, step, edges, quarter,
-              step2, rho):
+def densities(x, mat, nbr, count, rows, mass, owned, h, inv_lattice, planes, wall_rho0, gamma, step, edges,
+              quarter, step2, rho):
     """ρ_i = Σ_j m_j W(r_ij) / S over the particle and its neighbours (Desbrun & Cani eq. 3), plus
-    ρ0 Γ(d) for each flat wall within h (``planes``: the fluid mirrored behind it).
+    ρ0 Γ(d) for each flat wall within h (``planes``: the fluid mirrored behind it). A neighbour of another
+    model (``owned`` false for its material: a solid's particle) counts as a boundary particle of its volume
+    at this liquid's rest density, m_i (Akinci et al. 2012's Ψ = ρ0 V), not with its own mass: counted at
+    its mass, a jelly of half the water's density thinned the water beside it, and floated 0.17 of its
+    height deeper than a rigid box of its density.
 
     Parameters
     ----------
     x : (n,3) positions, m. mat : (n,) uint8 material ids. nbr, count : neighbour rows.
-    rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg.
-    h : support, m. inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
+    rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg. owned : per material,
+    bool: this model's. h : support, m. inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
     planes : (w,4) walls n·x = c, n into the fluid. wall_rho0 : per material, the density a wall
     stands for, kg/m³. gamma, step : Γ sampled every ``step`` m from 0. edges : (e,2) pairs of
     perpendicular planes: the fluid behind both, counted by each, is taken once (``quarter``, its share
@@ -160,7 +164,8 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0,
         xi = x[i, 0]
         yi = x[i, 1]
         zi = x[i, 2]
-        s = mass[mat[i]]
+        m_i = mass[mat[i]]
+        s = m_i
         for kk in range(count[i]):
             j = nbr[i, kk]
             dx = xi - x[j, 0]
@@ -169,7 +174,7 @@ def densities(x, mat, nbr, count, rows, mass, h, inv_lattice, planes, wall_rho0,
             d2 = dx * dx + dy * dy + dz * dz
             if d2 >= h2:
                 continue
-            s += mass[mat[j]] * cubic_spline_shape(math.sqrt(d2) * inv_h)
+            s += (mass[mat[j]] if owned[mat[j]] else m_i) * cubic_spline_shape(math.sqrt(d2) * inv_h)
         s *= k_w * inv_lattice
         w0 = wall_rho0[mat[i]]
         if w0 != 0.0:
@@ -205,7 +210,8 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     ε = h/2 (Desbrun's h), x_ij = x_i - x_j, and ∇W the anti-clustering kernel's. Each pair's term
     is equal and opposite, so momentum is conserved when both particles are evaluated together.
     A neighbour of another model (``owned`` false for its material) is taken at this particle's
-    density and pressure, as a boundary particle (its own scheme moves it). A flat wall within h
+    density, pressure and mass, as a boundary particle (its own scheme moves it; see
+    :func:`densities`). A flat wall within h
     (``planes``) pushes with -P⁺/ρ² ρ0 Γ'(d) n, the gradient of the particle's own internal energy
     through the density the wall gives it; that push alone also goes to ``wall_out`` (what the walls
     receive equal and opposite). Each particle's largest approach rate max_j μ_ij (eq. 8's, 1/s · m)
@@ -255,6 +261,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
             if r2 >= h2 or r2 == 0.0:
                 continue
             mj = mat[j]
+            m_j = mass[mj]
             if owned[mj]:
                 rhoj = rho[j]
                 pj = p[j] / (rhoj * rhoj)
@@ -263,6 +270,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
                 abar = 0.5 * (ai + alpha[mj])
                 etaj = rhoj * nu[mj]
             else:
+                m_j = mass[mi]
                 rhoj = rhoi
                 pj = pi
                 rj = ri
@@ -285,10 +293,10 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
                     mu_i = -mu
                 if abar != 0.0:  # artificial_viscosity_monaghan1992
                     f += viscous_pressure(abar, cbar, mu, rhoi, rhoj)
-            f *= -mass[mj] * grad
+            f *= -m_j * grad
             visc = etai + etaj
             if visc != 0.0:  # viscosity_morris1997
-                fv = pair_factor(mass[mj], visc, rhoi, rhoj, grad, r2, eps2)
+                fv = pair_factor(m_j, visc, rhoi, rhoj, grad, r2, eps2)
                 ax += fv * ux
                 ay += fv * uy
                 az += fv * uz
@@ -333,7 +341,7 @@ def solid_reactions(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, 
     opposite, over ``dt`` s: added to ``out`` (n,3), m/s, at ``rows`` (the solid particles).
 
     :func:`pair_accelerations` takes a neighbour of another model (a solid's particle j) at the liquid
-    particle i's density and pressure: i receives a_ij = -m_j (2 P_i/ρ_i² + Π_ij) ∇_i W_ij plus Morris'
+    particle i's density, pressure and mass: i receives a_ij = -m_i (2 P_i/ρ_i² + Π_ij) ∇_i W_ij plus Morris'
     viscous term with 2 ρ_i ν_i; j receives -m_i a_ij / m_j (Newton's third law), so the liquid's
     pressure carries the solid resting on it and its viscosity drags the solid as the solid drags it.
     Each solid particle gathers from its own row (race-free, the same sums at any thread count); a
@@ -382,14 +390,14 @@ def solid_reactions(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, 
                 f += 2.0 * ri * _f4(rr / h, inv_w_spacing)
             if vr < 0.0 and alpha[mi] != 0.0:
                 f += viscous_pressure(alpha[mi], c[mi], approach_rate(eps, vr, r2, eps2), rhoi, rhoi)
-            f *= -mj * grad
-            # a_ij (the liquid particle's share from j), then -m_i / m_j of it for j
+            f *= -mass[mi] * grad
+            # a_ij (the liquid particle's share from j, j at its mass), then -m_i / m_j of it for j
             aix = f * dx
             aiy = f * dy
             aiz = f * dz
             visc = 2.0 * rhoi * nu[mi]
             if visc != 0.0:
-                fv = pair_factor(mj, visc, rhoi, rhoi, grad, r2, eps2)
+                fv = pair_factor(mass[mi], visc, rhoi, rhoi, grad, r2, eps2)
                 aix += fv * ux
                 aiy += fv * uy
                 aiz += fv * uz
