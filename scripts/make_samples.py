@@ -301,22 +301,29 @@ def water_hiding_material(bpy, hidden: int):
     looks = importlib.import_module(f"{ADDON}.sph_addon.blender.liquid_materials")
     mat = bpy.data.materials.new("Water, Solid Hidden")
     mat.use_nodes = True
-    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    nodes = mat.node_tree.nodes
     water = nodes["Principled BSDF"]
     looks._set_look(water, looks.look("viscoelastic", "water"))
+    hide_where(mat, looks.ATTRIBUTE, hidden, water.outputs["BSDF"], nodes["Material Output"])
+    mat.diffuse_color = (0.85, 0.95, 1.0, 1.0)
+    return mat
+
+
+def hide_where(mat, attribute: str, hidden: int, shown, out) -> None:
+    """Wire ``mat``'s ``shown`` shader socket to its output ``out``, transparent where the geometry
+    attribute ``attribute`` (a vertex's material index) is ``hidden``."""
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
     attr = nodes.new("ShaderNodeAttribute")
-    attr.attribute_type, attr.attribute_name = 'GEOMETRY', looks.ATTRIBUTE
+    attr.attribute_type, attr.attribute_name = 'GEOMETRY', attribute
     is_hidden = nodes.new("ShaderNodeMath")
     is_hidden.operation = 'COMPARE'
     is_hidden.inputs[1].default_value, is_hidden.inputs[2].default_value = float(hidden), 0.5
     links.new(next(o for o in attr.outputs if o.name in ("Fac", "Factor")), is_hidden.inputs[0])
     mix = nodes.new("ShaderNodeMixShader")
     links.new(is_hidden.outputs[0], mix.inputs["Fac"])
-    links.new(water.outputs["BSDF"], mix.inputs[1])
+    links.new(shown, mix.inputs[1])
     links.new(nodes.new("ShaderNodeBsdfTransparent").outputs[0], mix.inputs[2])
-    links.new(mix.outputs["Shader"], nodes["Material Output"].inputs["Surface"])
-    mat.diffuse_color = (0.85, 0.95, 1.0, 1.0)
-    return mat
+    links.new(mix.outputs["Shader"], out.inputs["Surface"])
 
 
 def rubber_suzanne(bpy):

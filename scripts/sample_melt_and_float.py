@@ -15,27 +15,15 @@ JELLY = 2
 CONDUCTIVITY = 1000.0  # W/(m K): the chocolates' 0.2 raised 5000x (a time-lapse)
 
 
-def looks_hiding_material(bpy, addon: str, hidden: int):
+def looks_hiding_material(bpy, ms, addon: str, hidden: int):
     """Each material's preset look (as the replay's default), transparent where the vertex's ``material`` is
     ``hidden``: a Solid that renders itself (its own mesh deformed) is not shown twice by the surface of its
     particles. Given to the Domain, it replaces the replay's default look."""
     looks = importlib.import_module(f"{addon}.sph_addon.blender.liquid_materials")
     mat = bpy.data.materials.new("Preset Looks, Jelly Hidden")
     looks._build(mat, [looks.look(model, preset) for model, preset in LOOKS])
-    nodes, links = mat.node_tree.nodes, mat.node_tree.links
-    out = next(n for n in nodes if n.bl_idname == "ShaderNodeOutputMaterial")
-    shown = out.inputs["Surface"].links[0].from_socket
-    attr = nodes.new("ShaderNodeAttribute")
-    attr.attribute_type, attr.attribute_name = 'GEOMETRY', looks.ATTRIBUTE
-    is_hidden = nodes.new("ShaderNodeMath")
-    is_hidden.operation = 'COMPARE'
-    is_hidden.inputs[1].default_value, is_hidden.inputs[2].default_value = float(hidden), 0.5
-    links.new(next(o for o in attr.outputs if o.name in ("Fac", "Factor")), is_hidden.inputs[0])
-    mix = nodes.new("ShaderNodeMixShader")
-    links.new(is_hidden.outputs[0], mix.inputs["Fac"])
-    links.new(shown, mix.inputs[1])
-    links.new(nodes.new("ShaderNodeBsdfTransparent").outputs[0], mix.inputs[2])
-    links.new(mix.outputs["Shader"], out.inputs["Surface"])
+    out = next(n for n in mat.node_tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+    ms.hide_where(mat, looks.ATTRIBUTE, hidden, out.inputs["Surface"].links[0].from_socket, out)
     return mat
 
 
@@ -108,7 +96,7 @@ def melt_and_float(bpy, ms, addon: str):
     ms.material(bpy, floor, "Tiles", (0.15, 0.35, 0.45, 1.0))
     dom = ms.domain(bpy, "Domain", (-0.4, -0.2, 0.0), (0.4, 0.2, 0.4), 0.02, frames, "melt_and_float")
     dom.sph.domain.max_substeps = 1000
-    dom.data.materials.append(looks_hiding_material(bpy, addon, hidden=JELLY))
+    dom.data.materials.append(looks_hiding_material(bpy, ms, addon, hidden=JELLY))
     ms.camera_and_light(bpy, scene, (0.0, -1.25, 0.75), (0.0, 0.0, 0.1))
     scene.frame_set(1)
     return scene
