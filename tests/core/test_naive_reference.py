@@ -349,7 +349,7 @@ def test_smooth_velocities_match_jacobi_reference(layout, coef):
     v0 = s["v"].copy()
     rho0 = units.rest_densities(SPACING, H)[0]
     v_ref = naive.smooth_velocities(s["x"], v0, s["nbr"], s["count"], s["mat"], coef, H, rho0)
-    _call(xsph_kernels.smooth_velocities, **s, coef=coef, rho0=rho0, dv=np.zeros_like(v0))
+    _call(xsph_kernels.smooth_velocities, **s, coef=coef, mass=np.ones(len(coef)), rho0=rho0, dv=np.zeros_like(v0))
     assert np.max(np.abs(v_ref - v0)) > 0.1
     np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose((s["v"] - v0).sum(axis=0), 0.0, rtol=0, atol=1e-11)
@@ -370,7 +370,7 @@ def test_coincident_pair_matches_the_references():
     s["x"] = x0
     rho0 = units.rest_densities(SPACING, H)[0]
     v_ref = naive.smooth_velocities(x0, v0, s["nbr"], s["count"], s["mat"], XSPH, H, rho0)
-    _call(xsph_kernels.smooth_velocities, **s, coef=XSPH, rho0=rho0, dv=np.zeros_like(v0))
+    _call(xsph_kernels.smooth_velocities, **s, coef=XSPH, mass=np.ones(len(XSPH)), rho0=rho0, dv=np.zeros_like(v0))
     np.testing.assert_allclose(s["v"], v_ref, rtol=0, atol=1e-12)
 
 

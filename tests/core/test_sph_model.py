@@ -59,12 +59,12 @@ def test_kernels_match_the_slow_reference():
     p = np.zeros(len(x))
     none = np.zeros((0, 4))  # no walls: the reference has none
     edges = np.zeros((0, 2), np.int64)
-    k.densities(x, mat, nbr, count, rows, mass, owned, h, 1.0 / full, none, np.zeros(3), np.zeros(2), 1.0, edges,
+    k.densities(x, mat, nbr, count, rows, mass, ~owned, h, 1.0 / full, none, np.zeros(3), np.zeros(2), 1.0, edges,
                 np.zeros((2, 2)), 1.0, rho)
     k.pressures(rows, mat, rho, rho0, c**2, tension, p)
     q = s / h
     acc, wall = np.empty((len(rows), 3)), np.empty((len(rows), 3))
-    k.pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h,
+    k.pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, ~owned, c, alpha, nu, h,
                          1.0 / (6.0 * (q**3 - q**2) + 1.0 if q <= 0.5 else 2.0 * (1.0 - q) ** 3), none, np.zeros(3),
                          np.zeros(2), 1.0, edges, np.zeros((2, 2)), 1.0, np.zeros(len(x)), acc, wall)
     ref_rho, ref_p, ref_acc = smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension, owned,

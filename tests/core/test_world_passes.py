@@ -93,5 +93,6 @@ def test_the_shared_arrays_have_their_declared_writer_and_readers_only():
         touching = _modules_touching(spec.name)
         assert spec.writer in touching, f"{spec.name}: its writer {spec.writer} never touches it"
         assert set(spec.readers) <= touching, f"{spec.name}: a declared reader never reads it"
-        assert touching <= {spec.writer, *spec.readers}, \
-            f"{spec.name} is read or written by {sorted(touching - {spec.writer, *spec.readers})}, undeclared"
+        declared = {spec.writer, *spec.readers, *spec.adders}
+        assert set(spec.adders) <= touching, f"{spec.name}: a declared adder never touches it"
+        assert touching <= declared, f"{spec.name} is read or written by {sorted(touching - declared)}, undeclared"

@@ -427,7 +427,7 @@ def smoothed_particle_accelerations(x, v, mat, mass, rho0, c, alpha, nu, tension
     P = c² (ρ - ρ0) kept above -tension (eq. 6), and the pair accelerations
     -Σ m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇W_ij (eqs. 4, 5, 7; ∇W of the anti-clustering kernel with
     support h) with Monaghan 2000's artificial pressure under tension, plus Morris' viscous Laplacian. A
-    neighbour whose material is not ``owned`` is taken at
+    neighbour whose material is not ``owned`` (here: a solid's) is taken at
     the particle's own density, pressure and mass (a boundary particle: its volume at the particle's rest
     density, Akinci et al. 2012). Returns (ρ, P, a) for all particles (walls aside)."""
     n = len(x)

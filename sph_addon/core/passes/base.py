@@ -33,8 +33,9 @@ import numpy as np
 class WorldArray:
     """A per-particle array that passes and terms of several models share.
 
-    name : the key in the state's arrays; writer : the one module that writes it (a pass or a term's
-    file name); readers : the modules that read it; unit : SI or °C; description : what it holds.
+    name : the key in the state's arrays; writer : the module that writes it (a pass or a term's
+    file name); readers : the modules that read it; unit : SI or °C; description : what it holds;
+    adders : other modules that add their share to what the writer wrote.
     """
 
     name: str
@@ -42,6 +43,7 @@ class WorldArray:
     readers: tuple[str, ...]
     unit: str
     description: str
+    adders: tuple[str, ...] = ()
 
 
 WORLD_ARRAYS: tuple[WorldArray, ...] = (
@@ -54,7 +56,8 @@ WORLD_ARRAYS: tuple[WorldArray, ...] = (
                "melts or solidifies)"),
     WorldArray("liquid_push", "relaxation_clavet2005", ("elasticity_becker2009",), "m/s",
                "what a liquid's density relaxation would have moved a solid's particle, handed to the solid's "
-               "own solve as a velocity at the next substep"),
+               "own solve as a velocity at the next substep; the sph liquid adds the reaction to its pair forces",
+               adders=("density_pressure_desbrun1996",)),
     WorldArray("grid_push", "pressure_projection_zhu2005", ("elasticity_becker2009",), "m/s",
                "the velocity change a liquid's grid projection gave a solid's particle (solids are one fluid with "
                "the liquid on its cells), handed to the solid's own solve as a velocity at the next substep"),

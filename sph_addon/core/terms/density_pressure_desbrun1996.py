@@ -166,7 +166,7 @@ class DensityPressureDesbrun1996(Term):
         x, mat, walls = ctx.x, ctx.material, self.walls
         rho, p = ctx.arrays["sph_density"], ctx.arrays["sph_pressure"]
         planes = walls.planes_of(ctx.walls)
-        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.owned, self.setup.h, self.inv_lattice, planes,
+        densities(x, mat, ctx.nbr, ctx.count, rows, self.mass, self.solids, self.setup.h, self.inv_lattice, planes,
                   self.wall_rho0, walls.table_gamma, walls.table_step, walls.edges, walls.quarter,
                   walls.quarter_step, rho)
         curved = walls.curved(ctx.walls, x, rows)
@@ -176,7 +176,7 @@ class DensityPressureDesbrun1996(Term):
         pressures(rows, mat, rho, self.rho0, self.c2, self.tension, p)
         acc = np.empty((len(rows), 3))
         wall = np.empty((len(rows), 3))  # the colliders' share of acc
-        pair_accelerations(x, ctx.v, mat, ctx.nbr, ctx.count, rows, self.mass, rho, p, self.owned, self.c,
+        pair_accelerations(x, ctx.v, mat, ctx.nbr, ctx.count, rows, self.mass, rho, p, self.owned, self.solids, self.c,
                            self.alpha, self.nu, self.setup.h, self.inv_w_spacing, planes, self.wall_rho0,
                            walls.table_slope, walls.table_step, walls.edges, walls.quarter_slope,
                            walls.quarter_step, ctx.arrays["sph_mu_max"], acc, wall)

@@ -137,11 +137,11 @@ def _wall_push(p_i, rho_i, w0, planes, edges, slope, step, quarter_slope, step2,
 
 
 @njit(**config.NJIT_PARALLEL)
-def densities(x, mat, nbr, count, rows, mass, owned, h, inv_lattice, planes, wall_rho0, gamma, step, edges,
+def densities(x, mat, nbr, count, rows, mass, boundary, h, inv_lattice, planes, wall_rho0, gamma, step, edges,
               quarter, step2, rho):
     """ρ_i = Σ_j m_j W(r_ij) / S over the particle and its neighbours (Desbrun & Cani eq. 3), plus
-    ρ0 Γ(d) for each flat wall within h (``planes``: the fluid mirrored behind it). A neighbour of another
-    model (``owned`` false for its material: a solid's particle) counts as a boundary particle of its volume
+    ρ0 Γ(d) for each flat wall within h (``planes``: the fluid mirrored behind it). A solid's particle
+    (``boundary`` true for its material) counts as a boundary particle of its volume
     at this liquid's rest density, m_i (Akinci et al. 2012's Ψ = ρ0 V), not with its own mass: counted at
     its mass, a jelly of half the water's density thinned the water beside it, and floated 0.17 of its
     height deeper than a rigid box of its density.
@@ -149,8 +149,9 @@ def densities(x, mat, nbr, count, rows, mass, owned, h, inv_lattice, planes, wal
     Parameters
     ----------
     x : (n,3) positions, m. mat : (n,) uint8 material ids. nbr, count : neighbour rows.
-    rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg. owned : per material,
-    bool: this model's. h : support, m. inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
+    rows : (k,) int64 particles to evaluate. mass : (n_materials,) particle mass, kg. boundary : per material,
+    bool: a solid's (another model's liquid counts at its own mass). h : support, m.
+    inv_lattice : 1/S, S the lattice sum of s³ W (dimensionless), so ρ = ρ0 at rest.
     planes : (w,4) walls n·x = c, n into the fluid. wall_rho0 : per material, the density a wall
     stands for, kg/m³. gamma, step : Γ sampled every ``step`` m from 0. edges : (e,2) pairs of
     perpendicular planes: the fluid behind both, counted by each, is taken once (``quarter``, its share
@@ -174,7 +175,7 @@ def densities(x, mat, nbr, count, rows, mass, owned, h, inv_lattice, planes, wal
             d2 = dx * dx + dy * dy + dz * dz
             if d2 >= h2:
                 continue
-            s += (mass[mat[j]] if owned[mat[j]] else m_i) * cubic_spline_shape(math.sqrt(d2) * inv_h)
+            s += (m_i if boundary[mat[j]] else mass[mat[j]]) * cubic_spline_shape(math.sqrt(d2) * inv_h)
         s *= k_w * inv_lattice
         w0 = wall_rho0[mat[i]]
         if w0 != 0.0:
@@ -199,8 +200,8 @@ def pressures(rows, mat, rho, rho0, c2, tension, p):
 
 
 @njit(**config.NJIT_PARALLEL)
-def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, nu, h, inv_w_spacing, planes,
-                       wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out, wall_out):
+def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, boundary, c, alpha, nu, h, inv_w_spacing,
+                       planes, wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out, wall_out):
     """Accelerations of ``rows`` from their neighbours, m/s², into ``out`` (k,3) (row r of ``rows``).
 
     a_i = -Σ_j m_j (P_i/ρ_i² + P_j/ρ_j² + Π_ij) ∇_i W_ij                      (eqs. 4, 5, 7)
@@ -210,8 +211,8 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     ε = h/2 (Desbrun's h), x_ij = x_i - x_j, and ∇W the anti-clustering kernel's. Each pair's term
     is equal and opposite, so momentum is conserved when both particles are evaluated together.
     A neighbour of another model (``owned`` false for its material) is taken at this particle's
-    density, pressure and mass, as a boundary particle (its own scheme moves it; see
-    :func:`densities`). A flat wall within h
+    density and pressure, as a boundary particle (its own scheme moves it), and a solid's (``boundary``) at
+    this particle's mass too (see :func:`densities`). A flat wall within h
     (``planes``) pushes with -P⁺/ρ² ρ0 Γ'(d) n, the gradient of the particle's own internal energy
     through the density the wall gives it; that push alone also goes to ``wall_out`` (what the walls
     receive equal and opposite). Each particle's largest approach rate max_j μ_ij (eq. 8's, 1/s · m)
@@ -225,7 +226,7 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
     ----------
     x, v : (n,3) m, m/s. mat : (n,) uint8. nbr, count : neighbour rows. rows : (k,) int64.
     mass : per material, kg. rho, p : (n,) kg/m³, Pa (current at ``rows`` and at the owned
-    neighbours). owned : per material, bool. c, alpha, nu : per material, m/s, -, m²/s.
+    neighbours). owned, boundary : per material, bool. c, alpha, nu : per material, m/s, -, m²/s.
     h : support, m. inv_w_spacing : 1/W(s) of the spline, without its constant. planes, wall_rho0 :
     as for :func:`densities`; slope : Γ' sampled every ``step`` m; edges, quarter_slope, step2: the
     edges of :func:`densities` and ∂Γ₂/∂d₁ (∂Γ₂/∂d₂ is the same table transposed: Γ₂ is symmetric).
@@ -270,7 +271,8 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alph
                 abar = 0.5 * (ai + alpha[mj])
                 etaj = rhoj * nu[mj]
             else:
-                m_j = mass[mi]
+                if boundary[mj]:
+                    m_j = mass[mi]
                 rhoj = rhoi
                 pj = pi
                 rj = ri
