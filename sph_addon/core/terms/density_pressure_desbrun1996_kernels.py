@@ -199,6 +199,29 @@ def pressures(rows, mat, rho, rho0, c2, tension, p):
         p[i] = pi if pi > -tension[m] else -tension[m]
 
 
+@njit(**config.NJIT)
+def _pair_terms(pp, rr_sum, abar, cbar, visc, m_j, rhoi, rhoj, rr, r2, vr, h, eps, eps2, grad, inv_w_spacing):
+    """One pair's pressure coefficient f (times x_ij), Morris' viscous coefficient fv (times v_ij) and its
+    approach rate μ_ij (0 when receding), for :func:`pair_accelerations` and :func:`solid_reactions`.
+
+    ``pp`` is P_i/ρ_i² + P_j/ρ_j², ``rr_sum`` the two particles' artificial pressures (Monaghan 2000,
+    against clustering under tension), ``visc`` ρ_i ν_i + ρ_j ν_j; fv is meaningful only where visc ≠ 0.
+    """
+    f = pp
+    if rr_sum != 0.0:
+        f += rr_sum * _f4(rr / h, inv_w_spacing)
+    mu = 0.0
+    if vr < 0.0:
+        mu = approach_rate(eps, vr, r2, eps2)
+        if abar != 0.0:  # artificial_viscosity_monaghan1992
+            f += viscous_pressure(abar, cbar, mu, rhoi, rhoj)
+    f *= -m_j * grad
+    fv = 0.0
+    if visc != 0.0:  # viscosity_morris1997
+        fv = pair_factor(m_j, visc, rhoi, rhoj, grad, r2, eps2)
+    return f, fv, mu
+
+
 @njit(**config.NJIT_PARALLEL)
 def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, boundary, c, alpha, nu, h, inv_w_spacing,
                        planes, wall_rho0, slope, step, edges, quarter_slope, step2, mu_max, out, wall_out):
@@ -286,19 +309,12 @@ def pair_accelerations(x, v, mat, nbr, count, rows, mass, rho, p, owned, boundar
             uy = vyi - v[j, 1]
             uz = vzi - v[j, 2]
             vr = ux * dx + uy * dy + uz * dz
-            f = pi + pj
-            if ri + rj != 0.0:  # Monaghan 2000's artificial pressure, against clustering under tension
-                f += (ri + rj) * _f4(rr / h, inv_w_spacing)
-            if vr < 0.0:
-                mu = approach_rate(eps, vr, r2, eps2)
-                if -mu > mu_i:
-                    mu_i = -mu
-                if abar != 0.0:  # artificial_viscosity_monaghan1992
-                    f += viscous_pressure(abar, cbar, mu, rhoi, rhoj)
-            f *= -m_j * grad
             visc = etai + etaj
-            if visc != 0.0:  # viscosity_morris1997
-                fv = pair_factor(m_j, visc, rhoi, rhoj, grad, r2, eps2)
+            f, fv, mu = _pair_terms(pi + pj, ri + rj, abar, cbar, visc, m_j, rhoi, rhoj, rr, r2, vr, h, eps, eps2,
+                                    grad, inv_w_spacing)
+            if -mu > mu_i:
+                mu_i = -mu
+            if visc != 0.0:
                 ax += fv * ux
                 ay += fv * uy
                 az += fv * uz
@@ -387,19 +403,14 @@ def solid_reactions(x, v, mat, nbr, count, rows, mass, rho, p, owned, c, alpha, 
             uy = v[i, 1] - v[j, 1]
             uz = v[i, 2] - v[j, 2]
             vr = ux * dx + uy * dy + uz * dz
-            f = 2.0 * pi
-            if ri != 0.0:
-                f += 2.0 * ri * _f4(rr / h, inv_w_spacing)
-            if vr < 0.0 and alpha[mi] != 0.0:
-                f += viscous_pressure(alpha[mi], c[mi], approach_rate(eps, vr, r2, eps2), rhoi, rhoi)
-            f *= -mass[mi] * grad
+            visc = 2.0 * rhoi * nu[mi]
+            f, fv, _ = _pair_terms(2.0 * pi, 2.0 * ri, alpha[mi], c[mi], visc, mass[mi], rhoi, rhoi, rr, r2, vr, h,
+                                   eps, eps2, grad, inv_w_spacing)
             # a_ij (the liquid particle's share from j, j at its mass), then -m_i / m_j of it for j
             aix = f * dx
             aiy = f * dy
             aiz = f * dz
-            visc = 2.0 * rhoi * nu[mi]
             if visc != 0.0:
-                fv = pair_factor(mass[mi], visc, rhoi, rhoi, grad, r2, eps2)
                 aix += fv * ux
                 aiy += fv * uy
                 aiz += fv * uz
