@@ -105,9 +105,6 @@ def _lava_on_a_cold_plate() -> dict:
                     "heat_contact": True, "temperature": 20.0}])
 
 
-@pytest.mark.xfail(strict=True, reason="since the sph liquid's pressure reaches the solids (liquid_push), the crust's "
-                   "rebonded elastic solve stops converging under the lava (1,200 iterations, residual 2.5e-4 at "
-                   "frame 8, a particle at 1.9 m/s at frame 9); without that push the crust keeps its shape")
 def test_lava_on_a_cold_plate_crusts_from_below_into_a_solid_that_keeps_its_shape():
     """The lava's bottom layer, against the cold plate, falls below basalt's solidus and becomes basalt:
     bonded to its neighbours with the positions it froze at as its rest shape (melt fraction 0), while the

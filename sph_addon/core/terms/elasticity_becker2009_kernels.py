@@ -62,7 +62,13 @@ from ..numerics.small_matrices import (
 )
 from .elasticity_becker2009_gradient import grad_weight, gradient_weight, kernel_weight, quadratic_fit, rest_partner
 
-RANK_TOLERANCE = 1e-3  # an eigenvalue of Σ ω d dᵀ under this share of the largest: a sheet's or rod's null space
+RANK_TOLERANCE = 1e-3  # an eigenvalue of a body's inertia under this share of the largest: a rod's null space
+# An eigenvalue of Σ ω d dᵀ under this share of the largest: the neighbourhood is a sheet or a rod, and its
+# thin direction is left to the rotation. A lattice's neighbourhoods stay at 0 or above 0.29 (one to three
+# layers, h of 2 to 3 spacings); a liquid that froze can leave a sheet with a particle a third of a spacing
+# above it (a lava crust's corner), whose share of about 1e-2 made the solve's stiffness 1,500 times the
+# sheet's and the conjugate gradients stop at 400 iterations short of the tolerance.
+SHEET_TOLERANCE = 0.05
 ROTATION_TOLERANCE = 1e-12  # rad, Müller's iteration stops when its update turns less
 ROTATION_ITERATIONS = 100
 
@@ -146,7 +152,7 @@ def rest_fit(rest, partner, index_of_id, mat, solid, h, corr, wsum, null_out):
             r = math.sqrt(dx * dx + dy * dy + dz * dz)
             mm = outer_add(mm, grad_weight(r, h), dx, dy, dz, dx, dy, dz)
             ws += kernel_weight(r, h)
-        ell, null = pseudo_inverse_sym(mm, a, v, RANK_TOLERANCE)
+        ell, null = pseudo_inverse_sym(mm, a, v, SHEET_TOLERANCE)
         if null[0] + null[4] + null[8] > 0.5 or not quadratic_fit(i, rest, partner, index_of_id, h, corr):
             for c in range(27):
                 corr[i, c] = 0.0
