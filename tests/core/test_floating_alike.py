@@ -74,6 +74,31 @@ def test_a_box_and_a_jelly_of_half_the_waters_density_float_half_under(drafts):
     assert abs(rigid - elastic) < 0.03
 
 
+def test_a_box_and_a_jelly_twice_as_dense_as_the_water_rest_still_on_the_floor():
+    """2,000 kg/m³ in the same pool, on a tank floor with friction 0.5 (the box's own ``body_friction`` is
+    0.5 too): both sink to the floor (the box's bottom within 1 mm of it, the jelly's bottom particles
+    within 1 mm of half a spacing above it) and stay there while the water their fall set sloshing still
+    moves at 3 cm/s on average. Between 2 s and 3 s their centres move less than 1 mm/s averaged over the
+    second (measured: box 0, jelly 0.03 mm/s); the jelly's particles, jiggled by the slosh, stay under
+    5 mm/s rms (measured 0.8-1.4 mm/s). On a frictionless floor the jelly slides with the slosh at
+    4 mm/s, as it should."""
+    data = _pool(2000.0)
+    data["colliders"][0]["friction"] = 0.5
+    sim = Simulation(parse_scene(data))
+    centres = {}
+    for frame in range(1, 73):
+        sim.advance_frame()
+        x, v, m = sim.state.x, sim.state.v, sim.state.material
+        if frame in (48, 72):
+            centres[frame] = (sim.bodies.bodies[0].motion.com.copy(), x[m == 1].mean(axis=0))
+            assert sim.bodies.bodies[0].motion.com[2] - 0.5 * SIDE == pytest.approx(0.0, abs=1e-3)
+            assert x[m == 1, 2].min() == pytest.approx(0.5 * SPACING, abs=1e-3)
+            assert np.sqrt((v[m == 1] ** 2).sum(axis=1).mean()) < 5e-3
+    assert np.linalg.norm(v[m == 0], axis=1).mean() > 0.01, "the water still sloshes"
+    for before, after in zip(centres[48], centres[72]):
+        assert np.linalg.norm(after - before) < 1e-3 * 1.0
+
+
 @pytest.mark.parametrize("projection", ["grid", "none"])
 def test_in_a_closed_tank_without_gravity_water_crate_jelly_and_tank_keep_the_momentum(projection):
     """No gravity, water (the preset, grid on and off) on the floor of a closed tank, a crate thrown into it
