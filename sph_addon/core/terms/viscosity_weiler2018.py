@@ -126,7 +126,7 @@ class ViscosityWeiler2018(Term):
             rhs, eta = rhs * mass[:, None], eta * mass
             sw = sw * mass[:, None, None]
         with ctx.workspace.borrow((3,), (3,), (3,), (3,), (3, 3)) as (r, z, p, ap, inv):
-            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_mass if mass is None else mass, eta,
+            it, res = kernels.solve(ctx.x, v, ctx.nbr, ctx.count, self._unit_masses(n) if mass is None else mass, eta,
                                     coeff, wall_b, sj, sw, se, rhs, TOLERANCE, MAX_ITERATIONS, inv, r, z, p, ap)
         held = np.flatnonzero(np.any(wall_b != 0.0, axis=1))
         if not len(held):
@@ -155,14 +155,18 @@ class ViscosityWeiler2018(Term):
 
     def _masses(self, ctx) -> np.ndarray | None:
         """(n,) each particle's density over the lightest's present (its mass: one volume for all), or None
-        where every particle has one density: the solve then runs on unit masses, the same bytes. The unit
-        masses are kept (``self._unit_mass``) for that case."""
-        if len(self._unit_mass) != ctx.n:
-            self._unit_mass = np.ones(ctx.n)
+        where every particle has one density: the solve then runs on unit masses (``_unit_masses``), the
+        same bytes."""
         density = self._density[ctx.material]
         if not len(density) or np.all(density == density[0]):
             return None
         return density / density.min()
+
+    def _unit_masses(self, n: int) -> np.ndarray:
+        """n ones, kept from one solve to the next."""
+        if len(self._unit_mass) != n:
+            self._unit_mass = np.ones(n)
+        return self._unit_mass
 
     def _viscosity(self, ctx, v: np.ndarray) -> np.ndarray:
         """(n,) kinematic viscosity of each particle, m²/s: its material's and what the modifiers add
