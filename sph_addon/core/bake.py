@@ -26,6 +26,7 @@ from .cache.ages import MANIFEST_KEY as BIRTHS_KEY
 from .cache.ages import Births
 from .cache.atomic import write_json
 from .cache.cache_dir import CacheDir, refuse_links
+from .cache.checkpoint_checks import check_feature_state, limits_of
 from .cache.checks import check_checkpoint
 from .cache.jsonfile import read_json
 from .cache.lock import check_unlocked, lock_cache
@@ -323,6 +324,7 @@ def _checked_checkpoint(cache: CacheDir, frame: int, sim) -> tuple[dict, dict]:
     specs = {name: (a.shape[1:], a.dtype) for name, a in sim.state.arrays.items()}
     check_checkpoint(arrays, meta, specs, frame, len(sim.scene.materials), len(sim.inflows),
                      cache.checkpoint_path(frame))
+    check_feature_state(arrays, meta, meta["next_id"], limits_of(sim), cache.checkpoint_path(frame))
     return arrays, meta
 
 

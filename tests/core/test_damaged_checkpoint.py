@@ -1,0 +1,203 @@
+"""Checkpoints of the newer features, tampered: ``bake --resume`` exits 2 with one sentence naming the
+checkpoint and the field, no traceback, no crash, nothing written (so no NaN in a new frame).
+
+Two small bakes (in-process, module scope) are stopped after frame 2 of 3, so a resume has a frame to
+write: a jelly cube melting on a hot plate (the elastic rest state, heat, melt, the sph liquid's
+individual time steps) and a dynamic box floating in water (a body's state). Each test copies one,
+changes one field of its checkpoint and resumes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+from conftest import run_main, scene_dict
+
+from sph_addon.core.bake import bake
+from sph_addon.core.cache.cache_dir import CacheDir
+
+_THERMAL = {"thermal_conductivity": 5.0, "specific_heat": 10.0}
+JELLY = scene_dict(
+    particle_spacing=0.0125, frame_end=3,
+    materials=[{"name": "jelly", "model": "elastic", "preset": "jelly",
+                "params": {**_THERMAL, "melts_into": "melted", "liquidus": 40.0, "solidus": 30.0}},
+               {"name": "melted", "model": "sph", "preset": "classic_water",
+                "params": {**_THERMAL, "density": 1050.0}}],
+    sources=[{"type": "box", "material": "jelly", "min": [-0.025, -0.025, 0], "max": [0.025, 0.025, 0.05],
+              "temperature": 20.0}],
+    colliders=[{"type": "box_container", "name": "plate", "size": [0.3, 0.3, 0.3], "position": [0, 0, 0.15],
+                "heat_contact": True, "temperature": 80.0}])
+BOX = scene_dict(
+    particle_spacing=0.05, frame_end=3,
+    sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.5, 0.25, 0.15]}],
+    colliders=[{"type": "box_container", "name": "tank", "size": [0.5, 0.25, 0.6], "position": [0.25, 0.125, 0.3]},
+               {"type": "box", "name": "crate", "size": [0.2, 0.15, 0.1], "position": [0.25, 0.125, 0.22],
+                "dynamic": True, "density": 500.0}])
+
+
+def _bake_two_of_three(root, data):
+    """A bake of frames 1-3 stopped after frame 2 (its checkpoint kept), as a killed bake leaves it."""
+    scene = root / "scene.json"
+    scene.write_text(json.dumps(data))
+    done = []
+    bake(scene, root / "cache", progress=lambda p: done.append(p.frame), should_stop=lambda: 2 in done)
+    assert CacheDir(root / "cache").read_manifest()["checkpoint"] == 2
+    return root
+
+
+@pytest.fixture(scope="module")
+def jelly(tmp_path_factory):
+    return _bake_two_of_three(tmp_path_factory.mktemp("jelly"), JELLY)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    return _bake_two_of_three(tmp_path_factory.mktemp("box"), BOX)
+
+
+def _copy(baked, tmp_path) -> CacheDir:
+    shutil.copy(baked / "scene.json", tmp_path / "scene.json")
+    shutil.copytree(baked / "cache", tmp_path / "cache")
+    return CacheDir(tmp_path / "cache")
+
+
+def _snapshot(root):
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _rewrite(cache: CacheDir, change) -> None:
+    """Apply ``change(members, meta)`` to the checkpoint's arrays (``a_`` names) and state record."""
+    path = cache.checkpoint_path(cache.read_manifest()["checkpoint"])
+    with np.load(path, allow_pickle=False) as z:
+        members = {k: z[k] for k in z.files}
+    meta = json.loads(members["meta"].tobytes())
+    change(members, meta)
+    members["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(path, **members)
+
+
+def _array(name, value, where=(0, 0)):
+    def change(members, meta):
+        members[f"a_{name}"] = members[f"a_{name}"].copy()
+        members[f"a_{name}"][where] = value
+    return change
+
+
+def _half_a_row(name):
+    """One entry of a row changed between NaN (not evaluated yet) and a value: neither state."""
+    def change(members, meta):
+        a = members[f"a_{name}"] = members[f"a_{name}"].copy()
+        a[0, 1] = 1.0 if np.isnan(a[0, 0]) else math.nan
+    return change
+
+
+def _resume(cache: CacheDir):
+    return run_main("bake", cache.root.parent / "scene.json", "--out", cache.root, "--resume", "--quiet")
+
+
+def _refused(cache: CacheDir, field: str) -> None:
+    before = _snapshot(cache.root)
+    code, _, err = _resume(cache)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "checkpoint_0002.npz" in err and field in err, err
+    assert _snapshot(cache.root) == before, "nothing written, nothing repaired"
+
+
+JELLY_CASES = {
+    # An id past the (next_id,) table a compiled kernel looks partners up in crashed the process.
+    "rest-partner-10e12": (_array("rest_partner", 10**12), "rest_partner"),
+    "rest-partner-negative": (_array("rest_partner", -7), "rest_partner"),
+    "rest-partner-next-id": (lambda m, meta: _array("rest_partner", meta["next_id"])(m, meta), "rest_partner"),
+    "temperature-nan": (_array("temperature", math.nan, 3), "temperature"),
+    "temperature-infinite": (_array("temperature", math.inf, 3), "temperature"),
+    "temperature-below-absolute-zero": (_array("temperature", -1000.0, 3), "temperature"),
+    "melt-5": (_array("melt", 5.0, 3), "melt"),
+    "melt-negative": (_array("melt", -0.5, 3), "melt"),
+    "melt-nan": (_array("melt", math.nan, 3), "melt"),
+    "rotation-nan": (_array("rotation", math.nan), "rotation"),
+    "rotation-1e308": (_array("rotation", 1e308), "rotation"),
+    "elastic-dv-nan": (_array("elastic_dv", math.nan), "elastic_dv"),
+    "elastic-dv-1e308": (_array("elastic_dv", 1e308), "elastic_dv"),
+    "liquid-push-infinite": (_array("liquid_push", -math.inf), "liquid_push"),
+    "rest-position-nan": (_array("rest_position", math.nan), "rest_position"),
+    "rest-position-1e308": (_array("rest_position", 1e308), "rest_position"),
+    "elastic-bonded-7": (_array("elastic_bonded", 7, 0), "elastic_bonded"),
+    "acceleration-1e308": (_array("acceleration", 1e308), "acceleration"),
+    "acceleration-infinite": (_array("acceleration", math.inf), "acceleration"),
+    "acceleration-nan-in-part-of-a-row": (_half_a_row("acceleration"), "acceleration"),
+    "time-level-255": (_array("time_level", 255, 0), "time_level"),
+    "sph-density-infinite": (_array("sph_density", math.inf, 0), "sph_density"),
+    "speed-above-max-speed": (_array("v", 1e5), "'v'"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(JELLY_CASES))
+def test_resume_refuses_a_tampered_elastic_heat_or_leapfrog_state(jelly, tmp_path, damage):
+    change, field = JELLY_CASES[damage]
+    cache = _copy(jelly, tmp_path)
+    _rewrite(cache, change)
+    _refused(cache, field)
+
+
+def _body(change):
+    def edit(members, meta):
+        change(meta["bodies"]["1"])
+    return edit
+
+
+def _bodies(value):
+    def edit(members, meta):
+        meta["bodies"] = value
+    return edit
+
+
+BODY_CASES = {
+    "bodies-missing": (lambda m, meta: meta.pop("bodies"), "bodies"),
+    "bodies-empty": (_bodies({}), "bodies"),
+    "bodies-a-list": (_bodies([{"frame": 2.0}]), "bodies"),
+    "bodies-a-string": (_bodies("crate"), "bodies"),
+    "body-keyed-to-a-static-collider": (lambda m, meta: meta["bodies"].update({"0": meta["bodies"]["1"]}),
+                                        "bodies['0'] is not a dynamic collider"),
+    "body-keyed-to-a-missing-collider": (lambda m, meta: meta["bodies"].update({"7": meta["bodies"]["1"]}),
+                                         "bodies['7'] is not a collider"),
+    "body-moved-to-a-static-collider": (lambda m, meta: meta["bodies"].update({"0": meta["bodies"].pop("1")}),
+                                        "bodies['0']"),
+    "body-null": (lambda m, meta: meta["bodies"].update({"1": None}), "bodies['1']"),
+    "body-quaternion-not-unit": (_body(lambda b: b.update(q=[2.0, 0.0, 0.0, 0.0])), "bodies['1'].q"),
+    "body-frame-1e308": (_body(lambda b: b.update(frame=1e308)), "bodies['1'].frame"),
+}
+for _field in ("frame", "com", "q", "v", "omega", "momentum", "impulse", "torque"):
+    for _name, _value in (("nan", math.nan), ("1e308", 1e308), ("string", "fast"), ("null", None)):
+        _vector = _value if _field == "frame" else [_value] * (4 if _field == "q" else 3)
+        BODY_CASES[f"body-{_field}-{_name}"] = (_body(lambda b, f=_field, v=_vector: b.update({f: v})),
+                                                f"bodies['1'].{_field}")
+    BODY_CASES[f"body-{_field}-missing"] = (_body(lambda b, f=_field: b.pop(f)), f"bodies['1'].{_field}")
+    if _field != "frame":
+        BODY_CASES[f"body-{_field}-short"] = (_body(lambda b, f=_field: b.update({f: b[f][:2]})),
+                                              f"bodies['1'].{_field}")
+
+
+@pytest.mark.parametrize("damage", sorted(BODY_CASES))
+def test_resume_refuses_a_tampered_body_state(box, tmp_path, damage):
+    change, field = BODY_CASES[damage]
+    cache = _copy(box, tmp_path)
+    _rewrite(cache, change)
+    _refused(cache, field)
+
+
+@pytest.mark.parametrize("scene", ["jelly", "box"])
+def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
+    """The checks accept what the bake writes: the resume writes frame 3, finite."""
+    cache = _copy(request.getfixturevalue(scene), tmp_path)
+    code, _, err = _resume(cache)
+    assert code == 0, err
+    assert cache.read_manifest()["frames_done"] == [1, 2, 3]
+    frame = cache.read_particles(3)
+    assert all(np.isfinite(frame[k]).all() for k in ("x", "y", "z", "vx", "vy", "vz"))
