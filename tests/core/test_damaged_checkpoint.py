@@ -135,6 +135,7 @@ JELLY_CASES = {
     "time-level-255": (_array("time_level", 255, 0), "time_level"),
     "sph-density-infinite": (_array("sph_density", math.inf, 0), "sph_density"),
     "speed-above-max-speed": (_array("v", 1e5), "'v'"),
+    "position-1e29": (_array("x", 1e29), "'x'"),
 }
 
 
@@ -172,6 +173,7 @@ BODY_CASES = {
     "body-null": (lambda m, meta: meta["bodies"].update({"1": None}), "bodies['1']"),
     "body-quaternion-not-unit": (_body(lambda b: b.update(q=[2.0, 0.0, 0.0, 0.0])), "bodies['1'].q"),
     "body-frame-1e308": (_body(lambda b: b.update(frame=1e308)), "bodies['1'].frame"),
+    "body-far-away": (_body(lambda b: b.update(com=[1e13, 0.0, 0.0])), "bodies['1'].com"),
 }
 for _field in ("frame", "com", "q", "v", "omega", "momentum", "impulse", "torque"):
     for _name, _value in (("nan", math.nan), ("1e308", 1e308), ("string", "fast"), ("null", None)):

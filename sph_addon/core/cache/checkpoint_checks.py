@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..numerics.config import MAX_MAGNITUDE
 from ..passes.heat_parameters import SOURCE_PARAMETERS
 from ..world.integrators import Leapfrog
 
@@ -34,9 +35,10 @@ VELOCITY_SLACK = 4.0
 ACCELERATION_ARRAYS = ("acceleration", "wall_acceleration")
 # A rotation matrix's entries are within ±1; the polar decomposition rounds a few ulps past it.
 ROTATION_SLACK = 1e-6
-# Every other float of the state is an SI quantity (positions, densities, pressures, lengths): none of a
-# bake comes near this, and below it their squares and products stay finite.
-LARGEST = 1e30
+# Every other float of the state is an SI quantity (positions, densities, pressures, momenta): the bound a
+# scene file's numbers have, which no bake's state comes near. Beyond it a position divided by the
+# support radius no longer fits the neighbour grid's integers (1e29 m raised a compiler error).
+LARGEST = MAX_MAGNITUDE
 # The fields of a body's state (``RigidBodyMotion.state_dict`` and ``Bodies.state_dict``) and their lengths.
 BODY_VECTORS = {"com": 3, "q": 4, "v": 3, "omega": 3, "momentum": 3, "impulse": 3, "torque": 3}
 QUATERNION_SLACK = 1e-6
@@ -152,7 +154,7 @@ def _check_bodies(states: Any, limits: Limits, bad) -> None:
             v = s.get(name)
             if not (isinstance(v, list) and len(v) == size and all(map(_number, v))
                     and max(map(abs, v)) <= LARGEST):
-                raise bad(f"bodies[{key!r}].{name} must be {size} finite numbers")
+                raise bad(f"bodies[{key!r}].{name} must be {size} finite numbers within ±{LARGEST:g}")
         norm = math.sqrt(sum(c * c for c in s["q"]))
         if abs(norm - 1.0) > QUATERNION_SLACK:
             raise bad(f"bodies[{key!r}].q must be a unit quaternion (its length is {norm:.6g})")
