@@ -3,8 +3,8 @@ checkpoint and the field, no traceback, no crash, nothing written (so no NaN in 
 
 Two small bakes (in-process, module scope) are stopped after frame 2 of 3, so a resume has a frame to
 write: a jelly cube melting on a hot plate (the elastic rest state, heat, melt, the sph liquid's
-individual time steps) and a dynamic box floating in water (a body's state). Each test copies one,
-changes one field of its checkpoint and resumes it.
+individual time steps) and a dynamic box floating in water (a body's state, the water model's
+record). Each test copies one, changes one field of its checkpoint and resumes it.
 """
 
 from __future__ import annotations
@@ -174,6 +174,7 @@ BODY_CASES = {
     "body-quaternion-not-unit": (_body(lambda b: b.update(q=[2.0, 0.0, 0.0, 0.0])), "bodies['1'].q"),
     "body-frame-1e308": (_body(lambda b: b.update(frame=1e308)), "bodies['1'].frame"),
     "body-far-away": (_body(lambda b: b.update(com=[1e13, 0.0, 0.0])), "bodies['1'].com"),
+    "body-grid-support-a-string": (_body(lambda b: b.update(grid_support="up")), "bodies['1'].grid_support"),
 }
 for _field in ("frame", "com", "q", "v", "omega", "momentum", "impulse", "torque"):
     for _name, _value in (("nan", math.nan), ("1e308", 1e308), ("string", "fast"), ("null", None)):
@@ -189,6 +190,25 @@ for _field in ("frame", "com", "q", "v", "omega", "momentum", "impulse", "torque
 @pytest.mark.parametrize("damage", sorted(BODY_CASES))
 def test_resume_refuses_a_tampered_body_state(box, tmp_path, damage):
     change, field = BODY_CASES[damage]
+    cache = _copy(box, tmp_path)
+    _rewrite(cache, change)
+    _refused(cache, field)
+
+
+# The water preset's grid projection keeps its last step for the substep plan.
+_PROJECTION = ("viscoelastic", "pressure_projection_zhu2005")
+MODEL_CASES = {}
+for _name, _value in (("string", "soon"), ("nan", math.nan), ("negative", -1.0), ("a-list", [0.01])):
+    MODEL_CASES[f"model-state-{_name}"] = (
+        lambda m, meta, v=_value: meta["models"][_PROJECTION[0]][_PROJECTION[1]].update(projection_dt=v),
+        "models['viscoelastic'].pressure_projection_zhu2005.projection_dt")
+MODEL_CASES["model-state-not-an-object"] = (lambda m, meta: meta["models"].update(viscoelastic=[1]),
+                                            "models['viscoelastic']")
+
+
+@pytest.mark.parametrize("damage", sorted(MODEL_CASES))
+def test_resume_refuses_a_tampered_model_record(box, tmp_path, damage):
+    change, field = MODEL_CASES[damage]
     cache = _copy(box, tmp_path)
     _rewrite(cache, change)
     _refused(cache, field)

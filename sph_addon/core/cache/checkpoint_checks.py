@@ -41,6 +41,8 @@ ROTATION_SLACK = 1e-6
 LARGEST = MAX_MAGNITUDE
 # The fields of a body's state (``RigidBodyMotion.state_dict`` and ``Bodies.state_dict``) and their lengths.
 BODY_VECTORS = {"com": 3, "q": 4, "v": 3, "omega": 3, "momentum": 3, "impulse": 3, "torque": 3}
+# Fields a checkpoint of an earlier version lacks (the body's load takes a default), checked where present.
+OPTIONAL_BODY_VECTORS = {"grid_support": 3}
 QUATERNION_SLACK = 1e-6
 
 
@@ -83,6 +85,8 @@ def check_feature_state(arrays: dict[str, np.ndarray], meta: dict, next_id: int,
             if ids.size and not np.all((ids == -1) | ((ids >= 0) & (ids < next_id))):
                 raise bad(f"array {name!r} holds ids outside -1 (a free slot) and 0..{next_id - 1}")
     _check_particle_values(arrays, limits, bad)
+    for name, state in meta.get("models", {}).items():
+        _check_model_state(state, f"models[{str(name)[:40]!r}]", bad)
     if limits.bodies:
         _check_bodies(meta.get("bodies"), limits, bad)
 
@@ -127,6 +131,19 @@ def _check_particle_values(arrays: dict[str, np.ndarray], limits: Limits, bad) -
             raise bad(f"array {name!r} holds NaN, infinite values or values beyond {LARGEST:g}")
 
 
+def _check_model_state(state: Any, where: str, bad) -> None:
+    """A model's record (``MaterialModel.state_dict``): objects, each term's under its name, of what the
+    terms measured last (iteration counts, steps in s): non-negative numbers within :data:`LARGEST`."""
+    if not isinstance(state, dict):
+        raise bad(f"{where} must be an object")
+    for key, value in state.items():
+        here = f"{where}.{str(key)[:40]}"
+        if isinstance(value, dict):
+            _check_model_state(value, here, bad)
+        elif not (_number(value) and 0 <= value <= LARGEST):
+            raise bad(f"{here} must be a non-negative number")
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -149,7 +166,8 @@ def _check_bodies(states: Any, limits: Limits, bad) -> None:
         first, last = limits.frames
         if not (_number(s.get("frame")) and first <= s["frame"] <= last):
             raise bad(f"bodies[{key!r}].frame must be a frame number from {first} to {last}")
-        fields = dict(BODY_VECTORS, **({"pivot": 3} if limits.bodies[key] else {}))
+        fields = dict(BODY_VECTORS, **({"pivot": 3} if limits.bodies[key] else {}),
+                      **{k: n for k, n in OPTIONAL_BODY_VECTORS.items() if k in s})
         for name, size in fields.items():
             v = s.get(name)
             if not (isinstance(v, list) and len(v) == size and all(map(_number, v))
