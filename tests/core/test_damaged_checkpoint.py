@@ -214,6 +214,18 @@ def test_resume_refuses_a_tampered_model_record(box, tmp_path, damage):
     _refused(cache, field)
 
 
+@pytest.mark.parametrize("folder", ["bodies", "particles", "state"])
+def test_resume_refuses_a_file_where_the_cache_keeps_a_folder(box, tmp_path, folder):
+    cache = _copy(box, tmp_path)
+    shutil.rmtree(cache.root / folder)
+    (cache.root / folder).write_text("not a folder")
+    before = _snapshot(cache.root)
+    code, _, err = _resume(cache)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert str(cache.root / folder) in err and "is not a folder" in err, err
+    assert _snapshot(cache.root) == before
+
+
 @pytest.mark.parametrize("scene", ["jelly", "box"])
 def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
     """The checks accept what the bake writes: the resume writes frame 3, finite."""

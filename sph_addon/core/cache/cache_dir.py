@@ -55,7 +55,8 @@ _OWN_NAMES["deformed"] = re.compile(r"source_\d+_-?\d+\.ply")
 
 
 def refuse_links(root: str | os.PathLike, *targets: str | os.PathLike) -> None:
-    """Refuse (InputError naming it) a symbolic link among the cache's folders or on the way to ``targets``.
+    """Refuse (InputError naming it) a symbolic link among the cache's folders or on the way to ``targets``,
+    and a cache folder that is not a folder.
 
     Every command that writes into a cache calls this before writing: a ``surface`` folder
     linked to another cache would receive that command's files (``mesh --force`` overwrote
@@ -76,6 +77,11 @@ def refuse_links(root: str | os.PathLike, *targets: str | os.PathLike) -> None:
             raise InputError(str(path), "is a symbolic link: a cache's folders and files must be real ones inside "
                                         "it, never written through a link (to keep a cache on another disk, "
                                         "link or name the cache directory itself)")
+    for folder in CACHE_FOLDERS:
+        # A file where a writer makes its folder failed at its first write, with a traceback.
+        if (root / folder).exists() and not (root / folder).is_dir():
+            raise InputError(str(root / folder), f"is not a folder: the cache keeps its {folder} files there; "
+                                                 "move it out of the cache")
 
 
 @dataclass(frozen=True)
