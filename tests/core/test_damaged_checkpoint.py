@@ -226,6 +226,35 @@ def test_resume_refuses_a_file_where_the_cache_keeps_a_folder(box, tmp_path, fol
     assert _snapshot(cache.root) == before
 
 
+def _pose(change):
+    def edit(path):
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+    return edit
+
+
+BODIES_FILE_CASES = {
+    "location-a-string": _pose(lambda d: d["bodies"][0].update(location="here")),
+    "location-nan": _pose(lambda d: d["bodies"][0].update(location=[math.nan, 0.0, 0.0])),
+    "quaternion-short": _pose(lambda d: d["bodies"][0].update(rotation_quaternion=[1.0])),
+    "velocity-missing": _pose(lambda d: d["bodies"][0].pop("velocity")),
+    "name-null": _pose(lambda d: d["bodies"][0].update(name=None)),
+    "body-a-number": _pose(lambda d: d["bodies"].__setitem__(0, 5)),
+    "bodies-a-dict": _pose(lambda d: d.update(bodies={"crate": d["bodies"][0]})),
+    "not-utf8": lambda path: path.write_bytes(b'{"frame": 2, "bodies": ["\xff"]}'),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(BODIES_FILE_CASES))
+def test_info_refuses_a_damaged_bodies_file(box, tmp_path, damage):
+    cache = _copy(box, tmp_path)
+    BODIES_FILE_CASES[damage](cache.bodies_path(2))
+    code, _, err = run_main("info", cache.root)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "bodies_0002.json" in err, err
+
+
 @pytest.mark.parametrize("scene", ["jelly", "box"])
 def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
     """The checks accept what the bake writes: the resume writes frame 3, finite."""
@@ -235,3 +264,5 @@ def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
     assert cache.read_manifest()["frames_done"] == [1, 2, 3]
     frame = cache.read_particles(3)
     assert all(np.isfinite(frame[k]).all() for k in ("x", "y", "z", "vx", "vy", "vz"))
+    code, out, err = run_main("info", cache.root)
+    assert code == 0 and ("body 'crate'" in out) == (scene == "box"), (out, err)

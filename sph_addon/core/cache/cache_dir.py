@@ -34,7 +34,7 @@ import numpy as np
 from ... import __version__
 from ..errors import InputError
 from .atomic import atomic_open, write_json
-from .checks import check_manifest, check_particle_records, read_npz
+from .checks import check_bodies_file, check_manifest, check_particle_records, read_npz
 from .jsonfile import parse_json_text
 from .plyio import PlyError, read_ply, write_ply
 
@@ -136,9 +136,10 @@ class CacheDir:
         """The poses :meth:`write_bodies` wrote for ``frame`` (InputError naming the file when unreadable)."""
         path = self.bodies_path(frame)
         try:
-            return parse_json_text(path.read_text(), str(path), "bodies file")["bodies"]
-        except (OSError, KeyError, TypeError) as exc:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(path), f"cannot read the bodies' poses ({exc}); bake again") from exc
+        return check_bodies_file(parse_json_text(text, str(path), "bodies file"), path)
 
     # manifest
     def exists(self) -> bool:

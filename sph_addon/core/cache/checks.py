@@ -210,3 +210,29 @@ def check_particle_records(vertices: np.ndarray, path: Path) -> None:
             raise InputError(str(path), f"damaged particle frame: {name!r} holds NaN or infinite values")
     if len(np.unique(vertices["id"])) != len(vertices):
         raise InputError(str(path), "damaged particle frame: particle ids are not unique")
+
+
+# A body's pose in a bodies file (``CacheDir.write_bodies``): field -> how many numbers.
+_BODY_POSE = {"location": 3, "rotation_quaternion": 4, "center_of_mass": 3, "velocity": 3, "angular_velocity": 3}
+
+
+def check_bodies_file(data: Any, path: Path) -> list[dict]:
+    """The poses of a bodies file as ``CacheDir.write_bodies`` writes it: an object whose ``bodies`` is a
+    list of objects, each a ``name``, a ``collider`` index and its pose as finite numbers."""
+    def bad(what: str) -> InputError:
+        return InputError(str(path), f"damaged bodies file: {what}; bake again")
+
+    if not isinstance(data, dict) or not isinstance(data.get("bodies"), list):
+        raise bad("bodies must be a list of poses")
+    for k, b in enumerate(data["bodies"]):
+        if not isinstance(b, dict):
+            raise bad(f"bodies[{k}] must be an object")
+        if not isinstance(b.get("name"), str):
+            raise bad(f"bodies[{k}].name must be a string")
+        if not _count(b.get("collider")):
+            raise bad(f"bodies[{k}].collider must be a collider index")
+        for name, size in _BODY_POSE.items():
+            v = b.get(name)
+            if not (isinstance(v, list) and len(v) == size and all(map(_number, v))):
+                raise bad(f"bodies[{k}].{name} must be {size} finite numbers")
+    return data["bodies"]
