@@ -136,6 +136,8 @@ JELLY_CASES = {
     "sph-density-infinite": (_array("sph_density", math.inf, 0), "sph_density"),
     "speed-above-max-speed": (_array("v", 1e5), "'v'"),
     "position-1e29": (_array("x", 1e29), "'x'"),
+    "source-beyond-the-scene": (_array("source", 999, 0), "'source'"),
+    "source-negative": (_array("source", -2, 0), "'source'"),
 }
 
 

@@ -57,6 +57,7 @@ class Limits:
     frames: tuple[int, int]    # the scene's first and last frame
     bodies: dict[str, bool]    # collider index (as the checkpoint keys it) -> whether it is hinged
     colliders: int             # the scene's collider count
+    sources: int = 0           # the scene's source count
     unset: frozenset[str] = frozenset()  # the models' arrays that NaN marks "not set" in (``ArraySpec.fill``)
 
 
@@ -70,7 +71,8 @@ def limits_of(sim) -> Limits:
     unset = frozenset(name for m in sim.models for name, spec in m.active_arrays().items()
                       if isinstance(spec.fill, float) and math.isnan(spec.fill))
     return Limits(s["max_speed"], s["max_speed"] / shortest, temperature.minimum, temperature.maximum,
-                  (sim.scene.frame_start, sim.scene.frame_end), hinged, len(sim.colliders), unset)
+                  (sim.scene.frame_start, sim.scene.frame_end), hinged, len(sim.colliders),
+                  len(sim.scene.sources), unset)
 
 
 def check_feature_state(arrays: dict[str, np.ndarray], meta: dict, next_id: int, limits: Limits, path: Path) -> None:
@@ -84,6 +86,10 @@ def check_feature_state(arrays: dict[str, np.ndarray], meta: dict, next_id: int,
             ids = arrays[name]
             if ids.size and not np.all((ids == -1) | ((ids >= 0) & (ids < next_id))):
                 raise bad(f"array {name!r} holds ids outside -1 (a free slot) and 0..{next_id - 1}")
+    source = arrays["source"]
+    # The melt keys and the elastic bodies are looked up by source index.
+    if source.size and (int(source.min()) < 0 or int(source.max()) >= limits.sources):
+        raise bad(f"array 'source' holds indices outside the scene's {limits.sources} sources")
     _check_particle_values(arrays, limits, bad)
     for name, state in meta.get("models", {}).items():
         _check_model_state(state, f"models[{str(name)[:40]!r}]", bad)
