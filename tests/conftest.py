@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,21 @@ def write_scene(tmp_path):
         return p
 
     return _write
+
+
+def copied_cache(baked: Path, tmp_path: Path):
+    """A copy of the bake in ``baked`` (its scene.json and cache/) under ``tmp_path``, as a ``CacheDir``."""
+    from sph_addon.core.cache.cache_dir import CacheDir
+
+    shutil.copy(baked / "scene.json", tmp_path / "scene.json")
+    shutil.copytree(baked / "cache", tmp_path / "cache")
+    return CacheDir(tmp_path / "cache")
+
+
+def file_hashes(root: Path) -> dict:
+    """Every file under ``root`` and its SHA-256: what a refused command must leave as it was."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def run_main(*args) -> tuple[int, str, str]:

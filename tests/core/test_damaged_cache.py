@@ -6,15 +6,13 @@ One small bake (in-process, module scope) is copied and damaged per test.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import shutil
 import zipfile
 
 import numpy as np
 import pytest
-from conftest import run_main, scene_dict
+from conftest import copied_cache, file_hashes, run_main, scene_dict
 
 from sph_addon.core.cache.cache_dir import CacheDir
 
@@ -31,14 +29,8 @@ def baked(tmp_path_factory):
 
 @pytest.fixture
 def cache(baked, tmp_path):
-    shutil.copy(baked / "scene.json", tmp_path / "scene.json")
-    shutil.copytree(baked / "cache", tmp_path / "cache")
-    return CacheDir(tmp_path / "cache")
+    return copied_cache(baked, tmp_path)
 
-
-def _snapshot(root):
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _rewrite_checkpoint(cache: CacheDir, change) -> None:
@@ -108,13 +100,13 @@ RESUME_CASES = {
 @pytest.mark.parametrize("damage", sorted(RESUME_CASES))
 def test_resume_refuses_a_damaged_checkpoint(cache, damage):
     RESUME_CASES[damage](cache)
-    before = _snapshot(cache.root.parent)
+    before = file_hashes(cache.root.parent)
     code, _, err = run_main("bake", cache.root.parent / "scene.json", "--out", cache.root, "--resume", "--quiet")
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert "checkpoint" in err or "manifest" in err, err
     assert str(cache.root) in err, "the message names the file"
-    assert _snapshot(cache.root.parent) == before, "nothing written, nothing repaired"
+    assert file_hashes(cache.root.parent) == before, "nothing written, nothing repaired"
 
 
 MANIFEST_CASES = {
@@ -132,11 +124,11 @@ MANIFEST_CASES = {
 @pytest.mark.parametrize("damage", sorted(MANIFEST_CASES))
 def test_info_and_preview_refuse_a_damaged_manifest(cache, damage, command):
     MANIFEST_CASES[damage](cache)
-    before = _snapshot(cache.root)
+    before = file_hashes(cache.root)
     code, out, err = run_main(command, cache.root)
     assert code == 2, (out, err)
     assert len(err.strip().splitlines()) == 1 and "manifest.json" in err, err
-    assert _snapshot(cache.root) == before
+    assert file_hashes(cache.root) == before
 
 
 PLY_CASES = {
@@ -152,11 +144,11 @@ PLY_CASES = {
 @pytest.mark.parametrize("damage", sorted(PLY_CASES))
 def test_preview_refuses_a_damaged_particle_frame(cache, damage):
     PLY_CASES[damage](cache)
-    before = _snapshot(cache.root)
+    before = file_hashes(cache.root)
     code, _, err = run_main("preview", cache.root, "--frames", "2-2")
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and "particles_0002.ply" in err, err
-    assert _snapshot(cache.root) == before
+    assert file_hashes(cache.root) == before
 
 
 @pytest.mark.parametrize("damage", ["ply-no-x", "ply-count-raised", "ply-empty", "ply-x-twice"])

@@ -41,8 +41,6 @@ ROTATION_SLACK = 1e-6
 LARGEST = MAX_MAGNITUDE
 # The fields of a body's state (``RigidBodyMotion.state_dict`` and ``Bodies.state_dict``) and their lengths.
 BODY_VECTORS = {"com": 3, "q": 4, "v": 3, "omega": 3, "momentum": 3, "impulse": 3, "torque": 3}
-# Fields a checkpoint of an earlier version lacks (the body's load takes a default), checked where present.
-OPTIONAL_BODY_VECTORS = {"grid_support": 3}
 QUATERNION_SLACK = 1e-6
 
 
@@ -172,8 +170,7 @@ def _check_bodies(states: Any, limits: Limits, bad) -> None:
         first, last = limits.frames
         if not (_number(s.get("frame")) and first <= s["frame"] <= last):
             raise bad(f"bodies[{key!r}].frame must be a frame number from {first} to {last}")
-        fields = dict(BODY_VECTORS, **({"pivot": 3} if limits.bodies[key] else {}),
-                      **{k: n for k, n in OPTIONAL_BODY_VECTORS.items() if k in s})
+        fields = dict(BODY_VECTORS, **({"pivot": 3} if limits.bodies[key] else {}))
         for name, size in fields.items():
             v = s.get(name)
             if not (isinstance(v, list) and len(v) == size and all(map(_number, v))
