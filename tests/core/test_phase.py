@@ -161,6 +161,24 @@ def test_a_liquid_that_solidifies_into_something_it_cannot_is_refused(change, fi
     assert field in str(err.value) and says in str(err.value), str(err.value)
 
 
+@pytest.mark.parametrize("field", ["melts_into", "solidifies_into"])
+def test_materials_that_melt_or_solidify_into_each_other_in_a_ring_are_refused(field):
+    """Three jellies each melting (or solidifying) into the next would change every particle's material at
+    every substep: refused at the first material's field, naming the ring. Lava and basalt, which melt
+    and solidify into each other through the two fields, stay a valid scene."""
+    data = _lava_on_a_cold_plate()
+    jelly = {"model": "elastic", "preset": "silicone", "params": {"density": 2700.0}}
+    data["materials"] = [{**jelly, "name": n, "params": {**jelly["params"], field: into}}
+                         for n, into in (("a", "b"), ("b", "c"), ("c", "a"))]
+    data["sources"][0]["material"] = "a"
+    with pytest.raises(InputError) as err:
+        parse_scene(data)
+    assert f"materials[0].params.{field}" in str(err.value) and "a -> b -> c -> a" in str(err.value), str(err.value)
+    data["materials"][2]["params"].pop(field)
+    parse_scene(data)
+    parse_scene(_lava_on_a_cold_plate())
+
+
 def test_melt_keys_on_a_material_that_does_not_melt_are_refused():
     data = _keyed_jelly()
     del data["materials"][0]["params"]["melts_into"]

@@ -68,10 +68,34 @@ def check_phases(materials, densities: list[float], sources) -> None:
                 raise InputError(where, f"{into!r} has density {other:g} kg/m^3 and {m.name!r} {densities[k]:g}: a "
                                         f"particle keeps its mass when it changes phase, so give both the same "
                                         f"density")
+    for field in ("melts_into", "solidifies_into"):
+        _refuse_rings(materials, names, field)
     for k, (_, p) in enumerate(sources):
         if p.get("melt_keyframes") and not getattr(materials[names.index(p["material"])].params, "melts_into", ""):
             raise InputError(f"sources[{k}].melt_keyframes", f"{p['material']!r} does not melt: set its Melts Into "
                                                              "to the liquid it becomes, or remove the melt keys")
+
+
+def _refuse_rings(materials, names: list[str], field: str) -> None:
+    """Materials that ``field`` leads round back to where they started (a melts into b, b into c, c into a):
+    every particle would change material at every substep. A pair that melts one way and solidifies the
+    other (lava and basalt) is two fields, not a ring."""
+    for k in range(len(materials)):
+        seen = [k]
+        into = getattr(materials[k].params, field)
+        while into:
+            j = names.index(into)
+            if j == k:
+                ring = " -> ".join(names[i] for i in seen + [k])
+                verb = "melt" if field == "melts_into" else "solidify"
+                raise InputError(f"materials[{k}].params.{field}", f"these materials {verb} into one another in a "
+                                                                     f"ring ({ring}), so every particle would change "
+                                                                     "material every substep: end the ring at a "
+                                                                     "material that does not")
+            if j in seen:
+                break  # a ring that does not pass through k: reported from a material on it
+            seen.append(j)
+            into = getattr(materials[j].params, field)
 
 
 class Phase(WorldPass):
