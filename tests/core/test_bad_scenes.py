@@ -126,6 +126,13 @@ CASES = [
                                                 + b"element face 13\nproperty list uchar int vertex_indices\n"
                                                 + b"end_header\n" + _box_with_stray_vertex()},
      "colliders[0].path: the distance grid of m.ply would be"),
+    # A dynamic body is sampled every half spacing: a kilometre-wide box asked for hundreds of TiB, a
+    # sphere of radius 1e6 m raised a broadcast error.
+    ("dynamic-box-a-kilometre-wide", scene_dict(colliders=[{"type": "box", "size": [1000, 1000, 1000], "dynamic": True,
+                                                            "position": [0.5, 0.5, 2.0]}]),
+     {}, "colliders[0].size: a dynamic box this large is sampled at about"),
+    ("dynamic-sphere-1e6-m", scene_dict(colliders=[{"type": "sphere", "radius": 1e6, "dynamic": True}]),
+     {}, "colliders[0].radius: a dynamic sphere this large"),
     ("grid-over-memory-budget", scene_dict(simulation={"memory_budget_mb": 2},
                                            colliders=[{"type": "mesh", "path": "big.ply", "mode": "shell",
                                                        "cell_size": 0.001, "thickness": 0.001}]),

@@ -44,6 +44,22 @@ def test_a_hinged_box_swings_as_a_compound_pendulum():
     assert np.linalg.norm(body.com - body.pivot) == pytest.approx(d, rel=1e-9)
 
 
+@pytest.mark.parametrize("axis", [(0.0, 1e-300, 0.0), (0.0, 1e300, 0.0), (0.0, -3.0, 0.0)])
+def test_a_hinge_axis_of_any_length_is_the_same_axle(axis):
+    """The hinge axis is a direction: (0, 1e-300, 0), whose square underflowed to 0 and gave NaN poses, and
+    (0, 1e300, 0), whose square overflowed, turn the plank of the pendulum above about y as (0, 1, 0) does;
+    (0, -3, 0) is the same axle."""
+    def swing(a):
+        rot = np.array([[math.cos(0.1), 0.0, math.sin(0.1)], [0.0, 1.0, 0.0], [-math.sin(0.1), 0.0, math.cos(0.1)]])
+        body = RigidBodyMotion(1.0, np.diag([0.0134, 0.0142, 0.0009]), np.array([0.0, 0.0, -0.15]), rot, np.zeros(3),
+                               (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0, 24.0, axis=a)
+        for step in range(1, 97):
+            body.kick(np.zeros(3), np.zeros(3), np.array([0.0, 0.0, -9.81]), 1.0 / 960.0)
+            body.commit(step / 40)
+        return body.com
+    assert np.allclose(swing(axis), swing((0.0, 1.0, 0.0)), rtol=0.0, atol=1e-12)
+
+
 @pytest.mark.parametrize("s", [0.01, 0.015])
 def test_a_water_jet_turns_a_hinged_paddle_with_the_torque_of_its_momentum_flux(s):
     """No gravity: a 6 cm water jet at 1.5 m/s hits a 30 x 20 cm paddle (2 cm thick, 5000 kg/m³) 10 cm

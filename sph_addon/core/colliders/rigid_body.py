@@ -233,7 +233,7 @@ class RigidBodyMotion(Motion):
         self.frame = float(frame)
         self.fps = float(fps)
         self.script, self.release = script, float(release)
-        self.axis = None if axis is None else np.asarray(axis, np.float64) / float(np.linalg.norm(axis))
+        self.axis = None if axis is None else _unit(np.asarray(axis, np.float64))
         self.pivot = np.asarray(position, np.float64).copy()  # a hinge's fixed point: the origin
         if self.axis is not None:
             self.omega = (self.axis @ self.omega) * self.axis
@@ -354,6 +354,13 @@ class RigidBodyMotion(Motion):
         self.com, self.q = np.array(d["com"], np.float64), np.array(d["q"], np.float64)
         self.v, self.omega = np.array(d["v"], np.float64), np.array(d["omega"], np.float64)
         self.momentum = np.array(d["momentum"], np.float64)
+
+
+def _unit(axis: np.ndarray) -> np.ndarray:
+    """``axis`` over its length, scaled by its largest component first: an axis of (1e-300, 0, 0) squared
+    to 0 and gave NaN poses."""
+    axis = axis / float(np.max(np.abs(axis)))
+    return axis / float(np.linalg.norm(axis))
 
 
 def rotation_vector(r: np.ndarray) -> np.ndarray:

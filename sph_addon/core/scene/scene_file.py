@@ -212,6 +212,7 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
                   base_dir=base_dir, raw=data, diagnostics=parse_diagnostics(data.get("diagnostics")),
                   outflows=tuple(outflows))
     _check_memory(scene)
+    _check_body_sizes(scene)
     return scene
 
 
@@ -346,6 +347,29 @@ def _check_dynamic(kind: str, ct, p: dict, where: str, frame_start: float) -> No
         raise InputError(f"{where}.dynamic", "a dynamic collider is moved by the fluid and its contacts; remove "
                                              "its keyframes, or set animated_until to the frame its keyframes "
                                              "hand it over to the fluid")
+
+
+# Bytes per point of the grids a dynamic body is sampled on every half spacing (its surface samples, a
+# point and its distance; ``colliders.rigid_body.surface_samples``), with the temporaries that build them.
+BODY_BYTES_PER_POINT = 64
+
+
+def _check_body_sizes(scene: Scene) -> None:
+    """A dynamic box or sphere is sampled on a grid of half a particle spacing over its bounds: one a
+    kilometre wide at 2 cm asked for hundreds of TiB (a traceback); refused against the memory budget."""
+    budget = scene.simulation["memory_budget_mb"] * 2**20
+    for k, (kind, p) in enumerate(scene.colliders):
+        if not p["dynamic"] or kind not in ("box", "sphere"):
+            continue
+        extent = [float(a) for a in p["size"]] if kind == "box" else [2.0 * float(p["radius"])] * 3
+        points = math.prod(math.ceil(2.0 * a / scene.particle_spacing) + 4.0 for a in extent)
+        if points * BODY_BYTES_PER_POINT > budget:
+            field = "size" if kind == "box" else "radius"
+            raise InputError(f"colliders[{k}].{field}",
+                             f"a dynamic {kind} this large is sampled at about {points:,.0f} points every half "
+                             f"particle spacing, about {points * BODY_BYTES_PER_POINT / 2**20:,.0f} MiB, over "
+                             f"the memory budget of {budget / 2**20:,.0f} MiB; make it smaller or static, or "
+                             "increase particle_spacing or simulation.memory_budget_mb")
 
 
 def _check_memory(scene: Scene) -> None:
