@@ -290,6 +290,7 @@ def _vec(values) -> str:
 
 def _cmd_info(args) -> int:
     from .core.cache.cache_dir import CacheDir
+    from .core.cache.deformed_meshes import DEFORMED_KEY, read_frames
 
     cache = CacheDir(args.dir)
     m = cache.read_manifest()
@@ -314,6 +315,8 @@ def _cmd_info(args) -> int:
             _say(f"body {b['name']!r} at frame {done[-1]}: location {_vec(b['location'])} m, rotation (w x y z) "
                  f"{_vec(b['rotation_quaternion'])}, speed {math.hypot(*b['velocity']):.4g} m/s, "
                  f"spin {math.hypot(*b['angular_velocity']):.4g} rad/s")
+    for source, (frames, vertices) in read_frames(cache, done, m.get(DEFORMED_KEY)).items():
+        _say(f"deformed mesh of sources[{source}]: {frames} of {len(done)} frames, {vertices} vertices each")
     for model, constants in (m.get("derived") or {}).items():
         if isinstance(constants, dict):
             _say(f"derived ({model}, first frame's substep): "

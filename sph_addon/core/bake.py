@@ -250,7 +250,7 @@ def _storage_error(cache: CacheDir, exc: OSError) -> StorageError:
 
 
 def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
-    from .cache.deformed_meshes import DeformedMeshes
+    from .cache.deformed_meshes import DEFORMED_KEY, DeformedMeshes
     from .world.simulation import Simulation
 
     scene, cache, resume, force = prepared.scene, prepared.cache, prepared.resume, prepared.force
@@ -276,6 +276,8 @@ def _bake_locked(prepared: PreparedBake, progress, should_stop) -> dict:
         cache.root.mkdir(parents=True, exist_ok=True)
         write_json(cache.scene_path, _stored_raw(scene))
         manifest = cache.new_manifest(scene.name, scene.frame_start, scene.frame_end)
+        if deformed:
+            manifest[DEFORMED_KEY] = deformed.vertex_counts()
         # Written before the first frame: a bake stopped before it (a signal, a full disk) leaves a
         # cache that says what it is, and that a plain bake or --resume starts again (prepare).
         cache.write_manifest(manifest)

@@ -34,7 +34,7 @@ import numpy as np
 from ... import __version__
 from ..errors import InputError
 from .atomic import atomic_open, write_json
-from .checks import check_bodies_file, check_manifest, check_particle_records, read_npz
+from .checks import check_bodies_file, check_deformed_vertices, check_manifest, check_particle_records, read_npz
 from .jsonfile import parse_json_text
 from .plyio import PlyError, read_ply, write_ply
 
@@ -121,6 +121,17 @@ class CacheDir:
     def deformed_path(self, source: int, frame: int) -> Path:
         """The mesh of source ``source`` (its index in the scene) deformed at ``frame`` (``bind_mesh``)."""
         return self.root / "deformed" / f"source_{source}_{frame:04d}.ply"
+
+    def read_deformed(self, source: int, frame: int, count: int | None = None) -> np.ndarray:
+        """The (m, 3) float64 vertices of a deformed mesh, checked (``checks.check_deformed_vertices``):
+        a PLY of ``x y z`` numbers, all finite, ``count`` of them when given; InputError naming the file."""
+        path = self.deformed_path(source, frame)
+        try:
+            vertices = read_ply(path, exact=True).vertices
+        except PlyError as exc:
+            raise InputError(str(path), f"damaged deformed mesh ({str(exc).split(': ', 1)[-1]}); "
+                                        "bake again with --force") from None
+        return check_deformed_vertices(vertices, path, count)
 
     def checkpoint_path(self, frame: int) -> Path:
         return self.root / "state" / f"checkpoint_{frame:04d}.npz"

@@ -85,6 +85,9 @@ def check_manifest(data: Any, path: Path, fmt: str) -> dict[str, Any]:
     removed = data.get("removed") or {}
     if not isinstance(removed, dict) or not all(is_frame(v) for v in removed.values()):
         raise bad("removed must map material names to counts")
+    vertices = data.get("deformed_vertices", {})  # deformed_meshes.DEFORMED_KEY
+    if not (isinstance(vertices, dict) and all(k.isdigit() and _count(v) for k, v in vertices.items())):
+        raise bad("deformed_vertices must map source indices to vertex counts")
     derived = data.get("derived") or {}
     if not isinstance(derived, dict):
         raise bad("derived must be an object")
@@ -210,6 +213,22 @@ def check_particle_records(vertices: np.ndarray, path: Path) -> None:
             raise InputError(str(path), f"damaged particle frame: {name!r} holds NaN or infinite values")
     if len(np.unique(vertices["id"])) != len(vertices):
         raise InputError(str(path), "damaged particle frame: particle ids are not unique")
+
+
+def check_deformed_vertices(vertices: np.ndarray, path: Path, count: int | None) -> np.ndarray:
+    """A deformed mesh as ``DeformedMeshes.write`` writes it (``x y z`` float32, finite, ``count`` vertices
+    when the source's count is known): its (m, 3) float64 positions; InputError naming ``path`` otherwise."""
+    def bad(what: str) -> InputError:
+        return InputError(str(path), f"damaged deformed mesh: {what}; bake again with --force")
+
+    if vertices.dtype.names != ("x", "y", "z") or any(vertices.dtype[k].kind != "f" for k in "xyz"):
+        raise bad(f"its vertices hold {', '.join(vertices.dtype.names or ())}, not x y z numbers")
+    if count is not None and len(vertices) != count:
+        raise bad(f"{len(vertices)} vertices where its source has {count}")
+    x = np.column_stack([vertices["x"], vertices["y"], vertices["z"]]).astype(np.float64)
+    if not np.isfinite(x).all():
+        raise bad("a vertex holds NaN or infinite values")
+    return x
 
 
 # A body's pose in a bodies file (``CacheDir.write_bodies``): field -> how many numbers.

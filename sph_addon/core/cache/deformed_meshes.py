@@ -18,20 +18,24 @@ the same bytes as an uninterrupted one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..colliders.shapes.mesh_files import resolve_mesh_path
-from ..errors import InputError
 from ..sources.bound_mesh import Binding, bind, deform
-from .plyio import PlyError, read_ply, write_ply
+from .plyio import write_ply
 
 FOLDER = "deformed"
 VERTEX_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
 # The elastic model's per-particle rest state (models/elastic_becker2009.py).
 REST_POSITION, ROTATION, BONDED = "rest_position", "rotation", "elastic_bonded"
 _IDENTITY = np.eye(3).ravel()
+# The manifest's record of each bound source's vertex count ({"<source index>": count}): the mesh file
+# lies beside the scene, not in the cache, and a reader checks every frame against it.
+DEFORMED_KEY = "deformed_vertices"
+_NAME = re.compile(r"source_(\d+)_(-?\d+)\.ply")  # CacheDir.deformed_path
 
 
 def bound_sources(scene) -> list[int]:
@@ -51,6 +55,36 @@ def rest_state(arrays: dict[str, np.ndarray], rows: np.ndarray) -> tuple[np.ndar
         x[bonded] = arrays[REST_POSITION][rows][bonded]
         rot[bonded] = arrays[ROTATION][rows][bonded]
     return x, rot
+
+
+def read_frames(cache, frames: list[int], counts: dict | None = None) -> dict[int, tuple[int, int]]:
+    """Every deformed mesh of ``frames`` read through its checks: source -> (frames with a mesh, vertices).
+
+    ``counts``: the manifest's ``DEFORMED_KEY`` record (checked by ``checks.check_manifest``). A cache
+    written without it has every frame of a source compared with the count most of them have.
+    InputError names the first damaged file.
+    """
+    folder = cache.root / FOLDER
+    if not folder.is_dir():
+        return {}
+    wanted = set(frames)
+    found: dict[int, list[int]] = {}
+    for path in folder.iterdir():
+        m = _NAME.fullmatch(path.name)
+        if m and int(m[2]) in wanted and path.name == cache.deformed_path(int(m[1]), int(m[2])).name:
+            found.setdefault(int(m[1]), []).append(int(m[2]))
+    out = {}
+    for source, numbers in sorted(found.items()):
+        numbers.sort()
+        count = (counts or {}).get(str(source))
+        sizes = [len(cache.read_deformed(source, f, count)) for f in numbers]
+        if count is None:
+            values, seen = np.unique(sizes, return_counts=True)
+            count = int(values[np.argmax(seen)])
+            for f in (f for f, n in zip(numbers, sizes) if n != count):
+                cache.read_deformed(source, f, count)  # raises, naming the file and both counts
+        out[source] = (len(numbers), count)
+    return out
 
 
 @dataclass
@@ -87,6 +121,10 @@ class DeformedMeshes:
     def __bool__(self) -> bool:
         return bool(self.bound)
 
+    def vertex_counts(self) -> dict[str, int]:
+        """Each bound source's vertex count, as the manifest records it (``DEFORMED_KEY``)."""
+        return {str(b.source): len(b.last) for b in self.bound}
+
     def restore(self, cache, frame: int) -> None:
         """Take the vertices' last positions from ``frame``'s files (the checkpoint a resume starts from).
 
@@ -94,17 +132,8 @@ class DeformedMeshes:
         Raises InputError naming a damaged file.
         """
         for b in self.bound:
-            path = cache.deformed_path(b.source, frame)
-            if not path.exists():
-                continue
-            try:
-                v = read_ply(path, exact=True).vertices
-            except PlyError as exc:
-                raise InputError(str(path), f"damaged deformed mesh ({exc}); bake again with --force") from None
-            if v.dtype.names != VERTEX_DTYPE.names or len(v) != len(b.last):
-                raise InputError(str(path), f"damaged deformed mesh: expected {len(b.last)} vertices x y z; "
-                                            "bake again with --force")
-            b.last = np.column_stack([v["x"], v["y"], v["z"]]).astype(np.float64)
+            if cache.deformed_path(b.source, frame).exists():
+                b.last = cache.read_deformed(b.source, frame, len(b.last))
 
     def write(self, cache, arrays: dict[str, np.ndarray], frame: int) -> None:
         """Deform every bound mesh to the world as it is and write ``frame``'s files (atomically)."""

@@ -17,7 +17,9 @@ import numpy as np
 from ..errors import InputError
 from .atomic import atomic_open
 from .cache_dir import CacheDir, refuse_links
+from .deformed_meshes import DEFORMED_KEY, read_frames
 
+_MESH_COLOUR = np.array([245, 150, 60], np.uint8)  # orange: a deformed mesh's vertices
 _VIEWS = {"front": (0, 2, 1), "side": (1, 2, 0), "top": (0, 1, 2)}  # (horizontal, vertical, depth) axes
 
 
@@ -43,6 +45,18 @@ def _colour(speed: np.ndarray, vmax: float) -> np.ndarray:
     return slow * (1 - t) + fast * t
 
 
+def _splat(image: np.ndarray, u: np.ndarray, w: np.ndarray, col, k: int, panel: int) -> None:
+    """Paint dots at pixel positions (u, w) of panel ``k`` in order (later ones over earlier ones)."""
+    radius = max(1, int(round(panel / 200)))
+    for dy in range(-radius, radius + 1):
+        for dx in range(-radius, radius + 1):
+            if dx * dx + dy * dy > radius * radius:
+                continue
+            ui = np.clip(np.round(u).astype(int) + dx, 0, panel - 1) + k * panel
+            wi = np.clip(np.round(w).astype(int) + dy, 0, panel - 1)
+            image[wi, ui] = col
+
+
 def render_frames(cache_dir: str | Path, frames: list[int] | None = None, out: str | Path | None = None,
                   view: str = "front", panel: int = 320, count: int = 6) -> Path:
     """Render ``count`` frames (or the given ones) of a bake into one PNG; return its path."""
@@ -60,6 +74,10 @@ def render_frames(cache_dir: str | Path, frames: list[int] | None = None, out: s
         raise InputError("--view", f"unknown view {view!r}; choose one of {', '.join(_VIEWS)}")
     ax_h, ax_v, ax_d = _VIEWS[view]
     data = [cache.read_particles(f) for f in frames]
+    checked = read_frames(cache, frames, manifest.get(DEFORMED_KEY))  # every deformed mesh of these frames
+    vertices = {source: n for source, (_, n) in checked.items()}
+    meshes = [[cache.read_deformed(source, f, n) for source, n in vertices.items()
+               if cache.deformed_path(source, f).exists()] for f in frames]
     pts = [np.column_stack([d["x"], d["y"], d["z"]]).astype(float) for d in data]
     allp = np.concatenate([p for p in pts if len(p)] or [np.zeros((1, 3))])
     lo, hi = allp.min(axis=0), allp.max(axis=0)
@@ -80,14 +98,10 @@ def render_frames(cache_dir: str | Path, frames: list[int] | None = None, out: s
         if view == "top":
             shade = 1.5 - shade
         col = np.clip(_colour(s, vmax) * shade[:, None], 0, 255).astype(np.uint8)
-        radius = max(1, int(round(panel / 200)))
-        for dy in range(-radius, radius + 1):
-            for dx in range(-radius, radius + 1):
-                if dx * dx + dy * dy > radius * radius:
-                    continue
-                ui = np.clip(np.round(u[order]).astype(int) + dx, 0, panel - 1) + k * panel
-                wi = np.clip(np.round(w[order]).astype(int) + dy, 0, panel - 1)
-                image[wi, ui] = col[order]
+        _splat(image, u[order], w[order], col[order], k, panel)
+        for x in meshes[k]:  # a deformed Solid's vertices over its particles, in one colour
+            _splat(image, ((x[:, ax_h] - centre[ax_h]) / span + 0.5) * (panel - 1),
+                   (0.5 - (x[:, ax_v] - centre[ax_v]) / span) * (panel - 1), _MESH_COLOUR, k, panel)
         image[:, k * panel] = 60  # panel separator
     write_png(out, image)
     return out
