@@ -73,7 +73,8 @@ def _cmd_validate(args) -> int:
     scene, est = check_bake(args.scene, parse_frames(args.frames))
     grids = f" ({est.grid_bytes / 2**20:,.0f} MiB of it for {len(est.grids)} distance grids)" if est.grids else ""
     _say(f"{args.scene}: valid; about {est.particles:,} particles, frames {scene.frame_start}-{scene.frame_end} "
-         f"at {scene.fps:g} fps, up to {est.substeps} substeps per frame, estimated memory "
+         f"at {scene.fps:g} fps, up to {est.substeps} substeps per frame"
+         f"{f' of {est.heat_cycles:,} heat cycles each' if est.heat_cycles > 1 else ''}, estimated memory "
          f"{est.memory_bytes / 2**20:,.1f} MiB{grids}, at most {est.work:.2g} particle-steps "
          f"(up to {format_long_duration(est.seconds)} at {PARTICLE_STEPS_PER_SECOND:.2g} per second)")
     return EXIT_OK

@@ -99,6 +99,36 @@ def lattice_moment(spacing: float, h: float) -> float:
     return float(np.sum(2.0 * spacing**3 * r * slope))
 
 
+def material_heat(mats) -> tuple[np.ndarray, np.ndarray]:
+    """Per material: the conductivity k, W/(m K), and the heat capacity per volume ρ c, J/(m³ K)."""
+    k = np.array([float(m.params.thermal_conductivity) for m in mats])
+    return k, material_densities(mats) * np.array([float(m.params.specific_heat) for m in mats])
+
+
+def conduction_cycles(dt: float, rate: float) -> int:
+    """Equal explicit cycles a substep of ``dt`` s takes, ``rate`` the largest diag_i / (ρ c)_i (1/s): each
+    cycle's update stays a mean of old temperatures, dt/cycles diag_i ≤ ½ (ρ c)_i (module docstring)."""
+    return max(1, int(math.ceil(2.0 * dt * rate)))
+
+
+def interior_conductance(spacing: float, h: float) -> float:
+    """diag_i / k_i of a particle inside the lattice among particles of its own material, C = 1
+    (``heat_kernels.conduction_rates``): Σ_j V 2 |W'(r_j)| / r_j with V the scaled volume, 1/m²."""
+    _, r, slope = _lattice(spacing, h)
+    return lattice_scale(spacing, h) * float(np.sum(2.0 * spacing**3 * slope / r))
+
+
+def substep_cycles(scene, dt: float) -> int:
+    """Conduction cycles of a substep of ``dt`` s for a particle inside the most diffusive material
+    (1 where nothing conducts): what a bake takes at the least; a particle at a held surface or at the
+    air conducts more (its diagonal holds their gains too) and may take a few more."""
+    k, rho_c = material_heat(scene.materials)
+    if not np.any(k > 0.0):
+        return 1
+    diffusivity = float(np.max(np.where(k > 0.0, k / rho_c, 0.0)))
+    return conduction_cycles(dt, diffusivity * interior_conductance(scene.particle_spacing, scene.h))
+
+
 class Heat(WorldPass):
     """The temperature of a bake: built from the scene, none when no material conducts."""
 
@@ -109,10 +139,7 @@ class Heat(WorldPass):
         return cls(setup.scene, setup.state)
 
     def __init__(self, scene, state):
-        mats = scene.materials
-        self.k = np.array([float(m.params.thermal_conductivity) for m in mats])
-        self.rho_c = material_densities(mats) * np.array([float(m.params.specific_heat)
-                                                           for m in mats])
+        self.k, self.rho_c = material_heat(scene.materials)
         self.active = bool(np.any(self.k > 0.0))
         self.spacing, self.h = scene.particle_spacing, scene.h
         self.source_temperature = [float(p["temperature"]) for _, p in scene.sources]
@@ -185,7 +212,7 @@ class Heat(WorldPass):
         rate, diag = np.empty(n), np.empty(n)
         args = (x, temp, mat, nbr, count, k_mat, volume, self.h, norm, gain, wall_temp, air, self.ambient, rate, diag)
         conduction_rates(*args)
-        cycles = max(1, int(math.ceil(2.0 * dt * float(np.max(diag / self.rho_c[mat])))))
+        cycles = conduction_cycles(dt, float(np.max(diag / self.rho_c[mat])))
         for c in range(cycles):
             if c:
                 conduction_rates(*args)

@@ -44,6 +44,7 @@ import numpy as np
 from ..cache.jsonfile import read_json
 from ..durations import format_long_duration
 from ..errors import InputError
+from ..passes.heat import substep_cycles
 from ..world.blowup import MAX_TRAVEL
 from .scene_file import Scene, parse_scene
 
@@ -68,6 +69,8 @@ class Estimate:
     grid_bytes : the grids' memory, bytes, all held at once.
     frames : frames simulated (frame_start is the initial state).
     substeps : substeps per frame at most (the fixed count, or simulation.max_substeps).
+    heat_cycles : conduction cycles per substep (``passes.heat.substep_cycles``; 1 without heat): each
+        costs at most what a substep does, so the work counts every one.
     """
 
     particles: int
@@ -76,6 +79,7 @@ class Estimate:
     grid_bytes: int
     frames: int
     substeps: int
+    heat_cycles: int = 1
 
     @property
     def memory_bytes(self) -> int:
@@ -83,8 +87,8 @@ class Estimate:
 
     @property
     def work(self) -> float:
-        """Particle-substeps of the whole bake."""
-        return float(self.particles) * self.substeps * self.frames
+        """Particle-substeps of the whole bake, each of heat's cycles counted as one."""
+        return float(self.particles) * self.substeps * self.heat_cycles * self.frames
 
     @property
     def seconds(self) -> float:
@@ -162,7 +166,8 @@ def preflight(scene: Scene, sdf_cache=None) -> Estimate:
     particles = scene.estimate_particles()  # reads mesh sources
     grids, grid_bytes = _mesh_grids(scene)
     estimate = Estimate(particles, scene.estimate_bytes(), tuple(grids), grid_bytes,
-                        scene.frame_end - scene.frame_start, substeps)
+                        scene.frame_end - scene.frame_start, substeps,
+                        substep_cycles(scene, scene.frame_time / substeps))
     budget = scene.simulation["memory_budget_mb"] * 2**20
     if estimate.memory_bytes > budget:
         where = grids[-1][0] + ".cell_size" if grids else "particle_spacing"
@@ -173,10 +178,12 @@ def preflight(scene: Scene, sdf_cache=None) -> Estimate:
                                 "simulation.memory_budget_mb")
     if estimate.work > MAX_WORK:
         took = format_long_duration(estimate.seconds)
-        raise InputError("frame_end", f"about {particles:,} particles x {substeps} substeps x {estimate.frames:,} "
-                                      f"frames = {estimate.work:.2g} particle-steps, over the limit of "
-                                      f"{MAX_WORK:.0e} (about {took}); shorten the frame range, raise "
-                                      "particle_spacing or lower simulation.max_substeps")
+        cycles = f" x {estimate.heat_cycles:,} heat cycles" if estimate.heat_cycles > 1 else ""
+        raise InputError("frame_end", f"about {particles:,} particles x {substeps} substeps{cycles} x "
+                                      f"{estimate.frames:,} frames = {estimate.work:.2g} particle-steps, over the "
+                                      f"limit of {MAX_WORK:.0e} (about {took}); shorten the frame range, raise "
+                                      "particle_spacing or lower simulation.max_substeps"
+                                      + (" or the thermal diffusivity" if cycles else ""))
     _check_sources_free(scene, particles, _build_shapes(scene, sdf_cache))
     return estimate
 
