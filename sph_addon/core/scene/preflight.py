@@ -46,6 +46,7 @@ from ..durations import format_long_duration
 from ..errors import InputError
 from ..passes.heat import substep_cycles
 from ..world.blowup import MAX_TRAVEL
+from .held_log import held_records
 from .scene_file import Scene, parse_scene
 
 # Particle-substeps per second measured on the dam break (24,000 particles, 32 ms per substep
@@ -116,11 +117,12 @@ def check_bake(scene: str | os.PathLike | Scene, frames: tuple[int, int] | None 
     Raises
     ------
     InputError : the field or file to change. The warnings numpy gave on the values that made
-        it (an overflow on a mesh of 1e300 m) are dropped: the error line says what is wrong.
+        it (an overflow on a mesh of 1e300 m) and the checks' log records (``held_log``) are dropped:
+        the error line says what is wrong.
     """
     caught: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, held_records(InputError):
             warnings.simplefilter("always", RuntimeWarning)
             scene = _scene_for_frames(scene, frames)
             return scene, preflight(scene, sdf_cache)

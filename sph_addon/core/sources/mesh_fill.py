@@ -14,6 +14,7 @@ import logging
 
 import numpy as np
 
+from ..colliders.shapes.mesh_collider import is_closed
 from ..colliders.shapes.sdf_mesh import build_mesh_sdf
 from ..errors import InputError
 from ..numerics import config
@@ -71,6 +72,12 @@ def fill_mesh(vertices, triangles, spacing: float, *, jitter: float = 0.0, seed:
     # Nodes lying on a sheet can come out at -1e-17 m; that is not an inside.
     tiny = 1e-6 * h
     if not (sdf.grid < -tiny).any():
+        if is_closed(vertices, triangles):
+            # Closed at any size (welded relative to the mesh's own size): a 1 mm cube is small, not open.
+            extent = float(np.ptp(np.asarray(vertices, np.float64), axis=0).min())
+            raise InputError(where, f"the mesh is closed, but thinner than the particle spacing can fill (its "
+                                    f"smallest extent is {extent:g} m, no distance-grid node at {h:g} m falls "
+                                    f"inside it); lower particle_spacing below {extent:g} m, or scale the mesh up.")
         raise InputError(where, "the mesh encloses no volume (it is open, e.g. a single sheet, or has "
                                 "holes wider than a cell); close it, or use it as a shell collider.")
     v = np.asarray(vertices, np.float64)

@@ -177,7 +177,8 @@ def build_mesh_sdf(vertices, triangles, *, cell_size: float, padding: float, thi
         duplicated or flipped triangles, self-intersections, non-manifold edges,
         and holes narrower than about ``max(cell_size, 2 * hole_closing)``. A
         mesh that encloses nothing comes out all positive (a zero-thickness
-        shell) with a warning. ``"shell"``: open surfaces collide from both sides.
+        shell); the callers refuse it (open, or closed and thinner than a cell).
+        ``"shell"``: open surfaces collide from both sides.
     flip_normals : bool
         Negate the field (meshes modelled inside out, or a hollow container).
     hole_closing : float

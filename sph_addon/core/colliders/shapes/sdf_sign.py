@@ -398,8 +398,9 @@ def _build_solid(tv, origin, h, dims, dist2, ids, start, items, tlo, thi, block,
     depth = int(math.ceil(3.0 * tau / h)) + 2
     _grow_exterior(ext, band, origin, h, tv, tlo, thi, start, items, block, depth)
     if ext.all():
-        log.warning("%s: the mesh encloses no volume at cell size %g m (open surface?); "
-                    "it will act as a zero-thickness shell", where, h)
+        # Not a warning: every solid-mode caller refuses such a field, saying whether the mesh is open or
+        # closed but thinner than a cell (``mesh_collider``, ``mesh_fill``).
+        log.debug("%s: no grid node is inside the mesh at cell size %g m", where, h)
         return np.sqrt(dist2).astype(np.float32)
     skin = _skin_triangles(ext, origin, h, tv)
     by_centroid = skin.copy()
