@@ -44,12 +44,15 @@ class Body:
     friction : Coulomb's μ against other colliders. bounciness : restitution e in [0, 1].
     impulse, torque : what the particles gave it over the substep so far, kg m/s and kg m²/s about
         its centre of mass at the substep's end.
+    work : the work it did on the particles since :meth:`Bodies.reset_contact_impulse`, J: each
+        particle's momentum change times the body's velocity where it met it, in the substep it did.
     """
 
     def __init__(self, k: int, motion: RigidBodyMotion, samples: np.ndarray, friction: float, bounciness: float):
         self.k, self.motion, self.samples = k, motion, samples
         self.friction, self.bounciness = float(friction), float(bounciness)
         self.impulse, self.torque = np.zeros(3), np.zeros(3)
+        self.work = 0.0
 
 
 class Bodies(WorldPass):
@@ -95,8 +98,14 @@ class Bodies(WorldPass):
         return bool(self.bodies)
 
     def reset_contact_impulse(self) -> None:
-        """Start :attr:`contact_impulse` over (a new frame)."""
+        """Start :attr:`contact_impulse` and the bodies' :attr:`Body.work` over (a new frame)."""
         self.contact_impulse = np.zeros((len(self.colliders), 3))
+        for b in self.bodies:
+            b.work = 0.0
+
+    def work_given(self) -> dict[int, float]:
+        """Collider index -> the work its body did on the particles this frame, J (``Body.work``)."""
+        return {b.k: b.work for b in self.bodies}
 
     def body(self, k: int) -> Body | None:
         """The body of collider ``k``, or None when that collider is not dynamic."""
@@ -133,6 +142,11 @@ class Bodies(WorldPass):
         com = b.motion.pose(self._end)[2]
         b.impulse = b.impulse + p.sum(axis=0)
         b.torque = b.torque + np.cross(x - com, p).sum(axis=0)
+        # The energy the body gives a particle it pushes at its own velocity V there: m dv·V, to first order
+        # in what the body loses (the energy watch's supply, ``blowup.collider_work``); an inelastic push
+        # gives the particle less, the rest is dissipated.
+        met = b.motion.v + np.cross(b.motion.omega, x - com)
+        b.work -= float(np.einsum("ij,ij->", p, met))
 
     def end(self) -> None:
         """The bodies after the colliders' reports: :meth:`commit`."""

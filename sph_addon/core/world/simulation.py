@@ -433,7 +433,8 @@ class Simulation:
         st = self.state
         mass = float(self.watch.densities.max(initial=0.0)) * self.spacing**3
         fps = self.scene.physics_fps
-        work = collider_work(self.colliders, self.contacts, self.frame - 1, fps, mass) if substeps else 0.0
+        given = self.bodies.work_given() if self.bodies else None
+        work = collider_work(self.colliders, self.contacts, self.frame - 1, fps, mass, given) if substeps else 0.0
         lift = float(np.linalg.norm(self.gravity)) * max((f.params["nozzle_length"] for f in self.inflows),
                                                          default=0.0)
         self.watch.check_frame(self.frame, st.x, st.v, st.material, st.ids, st.next_id, work, lift,
