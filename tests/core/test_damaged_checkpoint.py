@@ -1,10 +1,9 @@
 """Checkpoints of the newer features, tampered: ``bake --resume`` exits 2 with one sentence naming the
 checkpoint and the field, no traceback, no crash, nothing written (so no NaN in a new frame).
 
-Two small bakes (in-process, module scope) are stopped after frame 2 of 3, so a resume has a frame to
-write: a jelly cube melting on a hot plate (the elastic rest state, heat, melt, the sph liquid's
-individual time steps) and a dynamic box floating in water (a body's state, the water model's
-record). Each test copies one, changes one field of its checkpoint and resumes it.
+Two small bakes stopped after frame 2 of 3 (``stopped_jelly``, ``stopped_box`` in tests/conftest.py: a
+jelly cube melting on a hot plate, a dynamic box floating in water). Each test copies one, changes one
+field of its checkpoint and resumes it.
 """
 
 from __future__ import annotations
@@ -15,50 +14,9 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import copied_cache, file_hashes, run_main, scene_dict
+from conftest import copied_cache, file_hashes, run_main
 
-from sph_addon.core.bake import bake
 from sph_addon.core.cache.cache_dir import CacheDir
-
-_THERMAL = {"thermal_conductivity": 5.0, "specific_heat": 10.0}
-JELLY = scene_dict(
-    particle_spacing=0.0125, frame_end=3,
-    materials=[{"name": "jelly", "model": "elastic", "preset": "jelly",
-                "params": {**_THERMAL, "melts_into": "melted", "liquidus": 40.0, "solidus": 30.0}},
-               {"name": "melted", "model": "sph", "preset": "classic_water",
-                "params": {**_THERMAL, "density": 1050.0}}],
-    sources=[{"type": "box", "material": "jelly", "min": [-0.025, -0.025, 0], "max": [0.025, 0.025, 0.05],
-              "temperature": 20.0}],
-    colliders=[{"type": "box_container", "name": "plate", "size": [0.3, 0.3, 0.3], "position": [0, 0, 0.15],
-                "heat_contact": True, "temperature": 80.0}])
-BOX = scene_dict(
-    particle_spacing=0.05, frame_end=3,
-    sources=[{"type": "box", "material": "water", "min": [0, 0, 0], "max": [0.5, 0.25, 0.15]}],
-    colliders=[{"type": "box_container", "name": "tank", "size": [0.5, 0.25, 0.6], "position": [0.25, 0.125, 0.3]},
-               {"type": "box", "name": "crate", "size": [0.2, 0.15, 0.1], "position": [0.25, 0.125, 0.22],
-                "dynamic": True, "density": 500.0}])
-
-
-def _bake_two_of_three(root, data):
-    """A bake of frames 1-3 stopped after frame 2 (its checkpoint kept), as a killed bake leaves it."""
-    scene = root / "scene.json"
-    scene.write_text(json.dumps(data))
-    done = []
-    bake(scene, root / "cache", progress=lambda p: done.append(p.frame), should_stop=lambda: 2 in done)
-    assert CacheDir(root / "cache").read_manifest()["checkpoint"] == 2
-    return root
-
-
-@pytest.fixture(scope="module")
-def jelly(tmp_path_factory):
-    return _bake_two_of_three(tmp_path_factory.mktemp("jelly"), JELLY)
-
-
-@pytest.fixture(scope="module")
-def box(tmp_path_factory):
-    return _bake_two_of_three(tmp_path_factory.mktemp("box"), BOX)
-
-
 
 
 def _rewrite(cache: CacheDir, change) -> None:
@@ -132,9 +90,9 @@ JELLY_CASES = {
 
 
 @pytest.mark.parametrize("damage", sorted(JELLY_CASES))
-def test_resume_refuses_a_tampered_elastic_heat_or_leapfrog_state(jelly, tmp_path, damage):
+def test_resume_refuses_a_tampered_elastic_heat_or_leapfrog_state(stopped_jelly, tmp_path, damage):
     change, field = JELLY_CASES[damage]
-    cache = copied_cache(jelly, tmp_path)
+    cache = copied_cache(stopped_jelly, tmp_path)
     _rewrite(cache, change)
     _refused(cache, field)
 
@@ -179,9 +137,9 @@ for _field in ("frame", "com", "q", "v", "omega", "momentum", "impulse", "torque
 
 
 @pytest.mark.parametrize("damage", sorted(BODY_CASES))
-def test_resume_refuses_a_tampered_body_state(box, tmp_path, damage):
+def test_resume_refuses_a_tampered_body_state(stopped_box, tmp_path, damage):
     change, field = BODY_CASES[damage]
-    cache = copied_cache(box, tmp_path)
+    cache = copied_cache(stopped_box, tmp_path)
     _rewrite(cache, change)
     _refused(cache, field)
 
@@ -198,16 +156,16 @@ MODEL_CASES["model-state-not-an-object"] = (lambda m, meta: meta["models"].updat
 
 
 @pytest.mark.parametrize("damage", sorted(MODEL_CASES))
-def test_resume_refuses_a_tampered_model_record(box, tmp_path, damage):
+def test_resume_refuses_a_tampered_model_record(stopped_box, tmp_path, damage):
     change, field = MODEL_CASES[damage]
-    cache = copied_cache(box, tmp_path)
+    cache = copied_cache(stopped_box, tmp_path)
     _rewrite(cache, change)
     _refused(cache, field)
 
 
 @pytest.mark.parametrize("folder", ["bodies", "particles", "state"])
-def test_resume_refuses_a_file_where_the_cache_keeps_a_folder(box, tmp_path, folder):
-    cache = copied_cache(box, tmp_path)
+def test_resume_refuses_a_file_where_the_cache_keeps_a_folder(stopped_box, tmp_path, folder):
+    cache = copied_cache(stopped_box, tmp_path)
     shutil.rmtree(cache.root / folder)
     (cache.root / folder).write_text("not a folder")
     before = file_hashes(cache.root)
@@ -238,15 +196,15 @@ BODIES_FILE_CASES = {
 
 
 @pytest.mark.parametrize("damage", sorted(BODIES_FILE_CASES))
-def test_info_refuses_a_damaged_bodies_file(box, tmp_path, damage):
-    cache = copied_cache(box, tmp_path)
+def test_info_refuses_a_damaged_bodies_file(stopped_box, tmp_path, damage):
+    cache = copied_cache(stopped_box, tmp_path)
     BODIES_FILE_CASES[damage](cache.bodies_path(2))
     code, _, err = run_main("info", cache.root)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert "bodies_0002.json" in err, err
 
 
-@pytest.mark.parametrize("scene", ["jelly", "box"])
+@pytest.mark.parametrize("scene", ["stopped_jelly", "stopped_box"])
 def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
     """The checks accept what the bake writes: the resume writes frame 3, finite."""
     cache = copied_cache(request.getfixturevalue(scene), tmp_path)
@@ -256,4 +214,4 @@ def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
     frame = cache.read_particles(3)
     assert all(np.isfinite(frame[k]).all() for k in ("x", "y", "z", "vx", "vy", "vz"))
     code, out, err = run_main("info", cache.root)
-    assert code == 0 and ("body 'crate'" in out) == (scene == "box"), (out, err)
+    assert code == 0 and ("body 'crate'" in out) == (scene == "stopped_box"), (out, err)
