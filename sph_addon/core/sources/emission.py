@@ -198,6 +198,11 @@ def initial_velocities(kind: str, p: dict, x: np.ndarray) -> np.ndarray:
     return np.asarray(p["velocity"], float) + np.cross(omega, x - spin_centre(kind, p, x))
 
 
+# A sphere source whose bounding lattice holds at most this many points is counted point by point (8 MB
+# of coordinates at most); a larger one by its volume's upper bound, which the memory checks need only.
+EXACT_SPHERE_POINTS = 3.5e5
+
+
 def count_box(lo, hi, spacing: float) -> int:
     """Number of lattice points :func:`lattice_box` would make, without making them."""
     n = 1
@@ -212,9 +217,9 @@ def estimate_count(kind: str, p: dict, spacing: float, duration: float, base_dir
                    where: str = "sources") -> int:
     """Upper estimate of the particles a source creates over ``duration`` seconds (memory checks).
 
-    A mesh source counts the lattice points of its bounding box (no distance
-    field is built, so the check stays cheap); ``base_dir`` locates its file and
-    ``where`` names it in errors.
+    A box counts exactly what it makes, a sphere too up to ``EXACT_SPHERE_POINTS`` in its bounds; a mesh
+    source counts the lattice points of its bounding box (no distance field is built, so the check
+    stays cheap); ``base_dir`` locates its file and ``where`` names it in errors.
     """
     if kind == "mesh":
         from ..cache.mesh_io import load_mesh
@@ -225,6 +230,9 @@ def estimate_count(kind: str, p: dict, spacing: float, duration: float, base_dir
     if kind == "box":
         return count_box(p["min"], p["max"], spacing)
     if kind == "sphere":
+        across = 2.0 * p["radius"] / spacing + 2.0
+        if across**3 <= EXACT_SPHERE_POINTS:  # what the bake makes (a bound of twice as many misled the preflight)
+            return len(lattice_sphere(p["center"], p["radius"], spacing))
         return int(4.0 / 3.0 * math.pi * (p["radius"] / spacing + 1) ** 3) + 1
     if kind == "inflow":
         area = _area(p)
