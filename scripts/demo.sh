@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up Blender (PyPI bpy) with the extension, bake a sample .blend headless,
 # mesh it and render a frame with Cycles to a PNG.
-# Usage: scripts/demo.sh [SAMPLE] [OUT_DIR]   (default dam_break, out/demo; OUT_DIR is replaced)
+# Usage: scripts/demo.sh [SAMPLE] [OUT_DIR]   (default dam_break, out/demo; earlier pictures in
+# OUT_DIR are kept, the one a run replaces renamed with its time)
 # SPH_BLENDER picks the Blender (default 5.2, the current LTS; 4.2, 4.5, 5.0, 5.1, 5.3 also work).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

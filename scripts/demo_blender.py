@@ -36,9 +36,14 @@ def main(argv=None) -> int:
     cli = importlib.import_module(f"{module}.sph_addon.blender.cli_command")
 
     blend = out / f"{args.sample}.blend"
-    # This script owns its output folder: each run starts from the pristine sample and a fresh cache.
+    png = out / f"{args.sample}_{args.frame:04d}.png"
+    # This script owns its output folder: each run starts from the pristine sample and a fresh cache. The
+    # pictures of earlier runs stay, the one this run replaces under the time it was made.
     for p in out.iterdir():
-        if p.name != ".blender_user":
+        if p == png:
+            stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(p.stat().st_mtime))
+            p.rename(p.with_name(f"{p.stem}.{stamp}.png"))
+        elif p.name != ".blender_user" and p.suffix != ".png":
             shutil.rmtree(p) if p.is_dir() else p.unlink()
     shutil.copy(ROOT / "sample_blends" / blend.name, blend)
 
@@ -59,7 +64,6 @@ def main(argv=None) -> int:
     scene.render.resolution_x, scene.render.resolution_y = args.resolution
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = 'PNG'
-    png = out / f"{args.sample}_{args.frame:04d}.png"
     scene.render.filepath = str(png)
     t0 = time.perf_counter()
     bpy.ops.render.render(write_still=True)
