@@ -206,12 +206,20 @@ def test_info_refuses_a_damaged_bodies_file(stopped_box, tmp_path, damage):
 
 @pytest.mark.parametrize("scene", ["stopped_jelly", "stopped_box"])
 def test_an_intact_checkpoint_still_resumes(request, tmp_path, scene):
-    """The checks accept what the bake writes: the resume writes frame 3, finite."""
+    """The checks accept what the bake writes: the resume writes frame 3, finite, the same bytes as a bake
+    that was never stopped (the particles, and the body's pose), whatever the energy watch and the
+    bodies keep across the stop."""
     cache = copied_cache(request.getfixturevalue(scene), tmp_path)
     code, _, err = _resume(cache)
     assert code == 0, err
     assert cache.read_manifest()["frames_done"] == [1, 2, 3]
     frame = cache.read_particles(3)
     assert all(np.isfinite(frame[k]).all() for k in ("x", "y", "z", "vx", "vy", "vz"))
+    straight = tmp_path / "straight"
+    code, _, err = run_main("bake", cache.root.parent / "scene.json", "--out", straight, "--quiet")
+    assert code == 0, err
+    assert cache.particles_path(3).read_bytes() == CacheDir(straight).particles_path(3).read_bytes()
+    if scene == "stopped_box":
+        assert cache.bodies_path(3).read_bytes() == CacheDir(straight).bodies_path(3).read_bytes()
     code, out, err = run_main("info", cache.root)
     assert code == 0 and ("body 'crate'" in out) == (scene == "stopped_box"), (out, err)
