@@ -70,7 +70,7 @@ SIMULATION_PARAMETERS: tuple[Parameter, ...] = (
               description="h / particle spacing: the interaction radius h of Clavet's kernels."),
     Parameter("max_speed", 100.0, "m/s", 1e-3, 1e6,
               description="A particle faster than this means the simulation blew up: the bake stops (exit 3)."),
-    Parameter("memory_budget_mb", config.DEFAULT_MEMORY_BUDGET / 2**20, "MiB", 1.0, 1e7,
+    Parameter("memory_budget_mb", config.DEFAULT_MEMORY_BUDGET / 2**20, "MiB", 1.0, 1e7, label="Memory Budget (MiB)",
               description="The bake is refused before it starts if the estimated memory exceeds this."),
     Parameter("checkpoint_every", 1, "", 1, 100000,
               description="Write a resumable checkpoint every N frames."),
