@@ -38,9 +38,9 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
                           "meshes (mode solid); keyframes only until animated_until."),
     Parameter("density", 500.0, "kg/m^3", 1.0, 25000.0, label="Density",
               description="A dynamic body's density: water 1000, pine 500, a hollow plastic duck ~100."),
-    Parameter("body_friction", 0.5, "", 0.0, 10.0, label="Friction",
+    Parameter("body_friction", 0.5, "", 0.0, 10.0, label="Body Friction",
               description="A dynamic body's Coulomb friction against other colliders (Blender's rigid-"
-                          "body friction); the liquid's friction on it is ``friction``."),
+                          "body friction); how the liquid slides along it is its Liquid Friction."),
     Parameter("restitution", 0.0, "", 0.0, 1.0, label="Bounciness",
               description="A dynamic body's bounce off other colliders (Blender's rigid-body "
                           "restitution): 0 none, 1 elastic. Approaches under 0.2 m/s do not bounce."),
@@ -61,9 +61,10 @@ DYNAMIC_PARAMETERS: tuple[Parameter, ...] = (
 
 COMMON_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("name", "", description="Name shown in messages (the Blender object's name)."),
-    Parameter("friction", 0.0, "", 0.0, 1.0, label="Friction",
-              description="μ (Clavet eq. 6.3): 0 lets liquid slide, 1 makes it stick tangentially. For an "
-                          "elastic body on a collider that does not move, Coulomb's coefficient."),
+    Parameter("friction", 0.0, "", 0.0, 1.0, label="Liquid Friction",
+              description="How the liquid slides along the collider (μ of Clavet's eq. 6.3): 0 lets it "
+                          "slide, 1 makes it stick tangentially. For an elastic body on a collider that does "
+                          "not move, Coulomb's coefficient."),
     Parameter("stickiness", 0.0, "1/s^2", 0.0, 1e6, label="Stickiness",
               description="k_stick (Clavet eq. 6.4): attraction towards the surface within the stick "
                           "distance."),
@@ -74,7 +75,7 @@ COMMON_PARAMETERS: tuple[Parameter, ...] = (
               description="Rotation as Euler XYZ angles (Blender's default order)."),
     Parameter("continuous", True, label="Continuous Collision",
               description="Test the path of particles fast enough to cross the collider within one "
-                          "substep, so thin colliders do not leak (see colliders/response.py)."),
+                          "substep, so thin colliders do not leak."),
     *DYNAMIC_PARAMETERS,
     *HEAT_COLLIDER_PARAMETERS,
 )
