@@ -1,7 +1,7 @@
 """The engine installs as a package without Blender (a farm node's ``pip install .``): the wheel holds
 ``sph_addon`` and nothing else of the repository (its tests, scripts and wheels are not packages of it), and
-``python -m sph_addon`` and the ``sph-addon`` script run from it outside the repository. The build fetches
-its backend from the package index, as ``pip install .`` does (setuptools, ``[build-system]``)."""
+``python -m sph_addon`` and the ``sph-addon`` script run from it outside the repository. The build uses the
+backend ``[build-system]`` names from the dev environment's pin (a user's ``pip install .`` fetches it)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ def test_pip_builds_the_engine_alone_and_its_cli_runs_from_the_wheel(tmp_path):
     shutil.copytree(REPO / "sph_addon", source / "sph_addon", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", source)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", str(source), "--no-deps", "-w", str(wheels)], check=True, cwd=tmp_path,
-                   timeout=300)
+    # The backend from this environment's pins (requirements-dev.txt), as CI installs them: no download.
+    subprocess.run([*pip, "wheel", str(source), "--no-deps", "--no-build-isolation", "-w", str(wheels)], check=True,
+                   cwd=tmp_path, timeout=300)
     (wheel,) = wheels.glob("sph_addon-*.whl")
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert tops == {"sph_addon", wheel.name.split("-py3")[0] + ".dist-info"}, tops
