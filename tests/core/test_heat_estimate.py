@@ -44,7 +44,7 @@ def test_the_estimate_grows_by_the_cycles_a_substep_takes(tmp_path, diffusivity)
     dt = 1.0 / (30 * high.substeps)
     assert high.heat_cycles == math.ceil(2.0 * dt * diffusivity * interior_conductance(S, 2 * S))
     assert high.work == pytest.approx(low.work * high.heat_cycles, rel=1e-12)
-    assert high.seconds > 60.0 * (diffusivity / 1e4)
+    assert high.seconds == pytest.approx(low.seconds * high.heat_cycles, rel=1e-12)  # what validate prints
 
 
 def test_the_estimated_cycles_are_what_a_bake_takes(tmp_path):
