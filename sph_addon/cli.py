@@ -290,6 +290,7 @@ def _vec(values) -> str:
 
 
 def _cmd_info(args) -> int:
+    from .cli_whitewater import info_lines
     from .core.cache.cache_dir import CacheDir
     from .core.cache.deformed_meshes import DEFORMED_KEY, read_frames
 
@@ -318,6 +319,8 @@ def _cmd_info(args) -> int:
                  f"spin {math.hypot(*b['angular_velocity']):.4g} rad/s")
     for source, (frames, vertices) in read_frames(cache, done, m.get(DEFORMED_KEY)).items():
         _say(f"deformed mesh of sources[{source}]: {frames} of {len(done)} frames, {vertices} vertices each")
+    for line in info_lines(cache.root, rows):
+        _say(line)
     for model, constants in (m.get("derived") or {}).items():
         if isinstance(constants, dict):
             _say(f"derived ({model}, first frame's substep): "
@@ -380,6 +383,8 @@ def _attach_dashed_values(argv: list[str]) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .cli_whitewater import add_parser as add_whitewater_parser
+
     ap = _Parser(prog="python -m sph_addon", description="sph_addon core command line")
     ap.add_argument("--version", action="version", version=f"sph_addon {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log details")
@@ -399,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--force", action="store_true", help="re-mesh frames already meshed with the same settings")
     m.add_argument("--quiet", action="store_true", help="no progress output")
     m.set_defaults(func=_cmd_mesh)
+    add_whitewater_parser(sub)
     i = sub.add_parser("info", help="describe a cache directory")
     i.add_argument("dir")
     i.add_argument("--json", action="store_true", help="print the manifest")

@@ -8,6 +8,7 @@
                                       particle_id (uint32, = id), age (float32 s, if known),
                                       then the models' extras
     DIR/surface/surface_0001.ply      written by the meshing stage
+    DIR/whitewater/whitewater_0001.ply  spray, foam and bubbles, written by the whitewater stage
     DIR/deformed/source_0_0001.ply    a bound source mesh as its particles carry it (deformed_meshes.py)
     DIR/state/checkpoint_0001.npz     full state for --resume (no pickle)
     DIR/sdf/sdf_<key>.npz             mesh collider distance fields (colliders/sdf_cache.py)
@@ -43,7 +44,7 @@ PARTICLE_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4
                            ("vz", "<f4"), ("id", "<u4"), ("material", "u1")])
 _OWN_PATTERNS = (("particles", "particles_", ".ply"), ("surface", "surface_", ".ply"),
                  ("state", "checkpoint_", ".npz"), ("sdf", "sdf_", ".npz"), ("deformed", "source_", ".ply"),
-                 ("bodies", "bodies_", ".json"))
+                 ("bodies", "bodies_", ".json"), ("whitewater", "whitewater_", ".ply"))
 # The cache's own folders: what bakes and meshing write into, and free deletes from.
 CACHE_FOLDERS = tuple(folder for folder, _, _ in _OWN_PATTERNS)
 # The exact names those writers give (a frame number, or a hex key for distance fields): free deletes

@@ -84,7 +84,8 @@ DOMAIN_PARAMETERS: tuple[Parameter, ...] = (
 
 MATERIAL_KEYS = ("name", "model", "preset", "params")
 SCENE_KEYS = {p.name for p in TOP_PARAMETERS} | {"format", "simulation", "materials", "sources", "colliders",
-                                                  "domain", "surface", "diagnostics", "outflows"}
+                                                  "domain", "surface", "diagnostics", "outflows",
+                                                  "whitewater"}
 # Bytes per particle beyond the base arrays: neighbour rows (~40 int32), solver scratch,
 # springs (~24 slots of id + rest length) and the cache writer's float32 copy.
 _EXTRA_BYTES_PER_PARTICLE = 40 * 4 + 12 * 8 + 24 * 16 + 32
@@ -206,6 +207,9 @@ def parse_scene(data: Any, base_dir: Path = Path(".")) -> Scene:
 
     surface_settings(data)  # validates the section (JSON paths in errors) before any work
     surface = resolve(SURFACE_PARAMETERS, surface, "surface")
+    from ..whitewater.settings import resolve_values
+
+    resolve_values(data.get("whitewater"))  # validated before any work; the whitewater stage reads it
     scene = Scene(name=top["name"], particle_spacing=top["particle_spacing"], frame_start=top["frame_start"],
                   frame_end=top["frame_end"], fps=top["fps"], simulation=sim, materials=tuple(materials),
                   sources=tuple(sources), colliders=tuple(colliders), domain=domain, surface=surface,

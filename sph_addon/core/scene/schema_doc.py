@@ -12,6 +12,7 @@ from ..passes.heat_parameters import MELT_KEY_PARAMETERS
 from ..sources.emission import INFLOW_KEY_PARAMETERS, SOURCES
 from ..sources.outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
 from ..terms import all_terms
+from ..whitewater.settings import WHITEWATER_PARAMETERS
 from ..world.diagnostics import FRONT_PARAMETERS
 from .params import Parameter
 from .scene_file import DOMAIN_PARAMETERS, FORMAT, READABLE_FORMATS, SIMULATION_PARAMETERS, TOP_PARAMETERS
@@ -78,7 +79,7 @@ def scene_format_markdown() -> str:
         *_table(TOP_PARAMETERS),
         "",
         "Other top-level fields: `simulation`, `materials`, `sources`, `colliders`, `outflows`, `domain`,",
-        "`surface`, `diagnostics`.",
+        "`surface`, `whitewater`, `diagnostics`.",
         "",
         "## `simulation`",
         "",
@@ -120,7 +121,11 @@ def scene_format_markdown() -> str:
             "For walls on some sides only, add a `box_container` collider of the same box with the other sides",
             "open (`open_x_max` etc.; what the Blender Domain's Borders export).",
             "", *_table(DOMAIN_PARAMETERS), "", "## `surface` (optional)", "",
-            "Settings of the meshing stage; see `docs/surface.md`.", ""]
+            "Settings of the meshing stage; see `docs/surface.md`.", "",
+            "## `whitewater` (optional)", "",
+            "Settings of the whitewater stage (spray, foam and bubbles, Ihmsen et al. 2012), read by",
+            "`python -m sph_addon whitewater DIR` from the cache's `scene.json`; see `docs/whitewater.md`.", "",
+            *_table(WHITEWATER_PARAMETERS), ""]
     out += ["## `diagnostics` (optional)", "",
             "Extra per-frame statistics written to the manifest (`stats[frame]`) and shown by `info`. Every frame",
             "also records `kinetic_energy_j` (Σ ½ m v², J; particle mass = `density` × spacing³, 1000 kg/m³ without",
