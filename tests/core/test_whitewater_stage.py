@@ -184,3 +184,14 @@ def test_info_counts_and_command_line(tmp_path, capsys):
     state = read_state(whitewater_path(root, 3))
     spray, foam, bubbles = state.counts()
     assert any(line.split() == ["3", str(spray), str(foam), str(bubbles)] for line in out.splitlines())
+
+
+def test_max_particles_caps_every_frame(tmp_path):
+    """With max_particles 300 the splashing block (thousands of particles uncapped) holds at most 300 on
+    every frame (it fills to at least 250), and its ids stay unique."""
+    root = write_cache(tmp_path / "c", splashing_frames(4), scene({**SMALL, "max_particles": 300}))
+    rep = whitewater_cache(root)
+    assert max(sum(c) for c in rep["counts"].values()) <= 300
+    assert sum(rep["counts"][4]) >= 250
+    ids = read_state(whitewater_path(root, 4)).ids
+    assert len(np.unique(ids)) == len(ids)

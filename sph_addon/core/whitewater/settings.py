@@ -76,6 +76,9 @@ WHITEWATER_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("bubbles", True, label="Bubbles", description="Keep bubbles (more than 20 liquid neighbours)."),
     Parameter("seed", 0, "", 0, 2**31 - 1, label="Seed",
               description="Random seed; a frame's emission depends on it and the frame number only."),
+    Parameter("max_particles", 5_000_000, "", 0, 1e9, label="Max Particles",
+              description="The most whitewater particles a frame holds (about 100 bytes each in memory, 37 "
+                          "in the file): a frame's emission beyond it is dropped, the last emitters' first."),
     Parameter("substeps", 0, "", 0, 1000, label="Substeps",
               description="Whitewater steps per frame; 0 chooses them per frame so that no particle, liquid or "
                           "whitewater, moves more than one particle spacing in a step (at most 64)."),
@@ -118,6 +121,7 @@ class WhitewaterSettings:
     foam: bool = True
     bubbles: bool = True
     seed: int = 0
+    max_particles: int = 5_000_000
     substeps: int = 0
     enable: bool = False
 

@@ -7,6 +7,7 @@ baked frame has none.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from .liquid_field import LiquidField
 from .potentials import potentials
 from .settings import WhitewaterSettings
 from .state import WhitewaterState
+
+log = logging.getLogger(__name__)
 
 MAX_SUBSTEPS = 64  # automatic substeps stop here (a step may then move a particle farther than STEP_SPACINGS)
 # Automatic substeps: the farthest a particle moves in one, in particle spacings (the bake's default CFL).
@@ -52,14 +55,20 @@ def substeps(settings: WhitewaterSettings, state: WhitewaterState, fields: tuple
     return int(min(MAX_SUBSTEPS, max(1, math.ceil(speed * settings.frame_time / (STEP_SPACINGS * settings.spacing)))))
 
 
-def emitted(liquid: Liquid, settings: WhitewaterSettings, ranges: dict, next_id: int) -> WhitewaterState:
-    """The particles ``liquid`` emits over one frame (``emission``), ids from ``next_id``."""
+def emitted(liquid: Liquid, settings: WhitewaterSettings, ranges: dict, next_id: int,
+            room: int) -> WhitewaterState:
+    """The particles ``liquid`` emits over one frame (``emission``), ids from ``next_id``, at most ``room``
+    of them (the first in emission order)."""
     scale = neighbour_scale(settings)
     pot = potentials(liquid.x, liquid.v, settings.support)
     n_d, phi_k = emission_counts(pot, ranges, settings.trapped_air_rate, settings.wave_crest_rate,
                                  settings.frame_time, EMIT_MIN_NEIGHBOURS * scale)
     x, v, life = emit(liquid.x, liquid.v, n_d, phi_k, 0.5 * settings.spacing, settings.frame_time,
                       (settings.lifetime_min, settings.lifetime_max), settings.seed, liquid.frame)
+    if len(x) > room:
+        log.warning("frame %d: %d whitewater particles emitted, %d kept (whitewater.max_particles)", liquid.frame,
+                    len(x), max(room, 0))
+        x, v, life = x[:max(room, 0)], v[:max(room, 0)], life[:max(room, 0)]
     m = len(x)
     return WhitewaterState(x, v, np.zeros(m, np.uint8), np.zeros(m), life,
                            (next_id + np.arange(m, dtype=np.int64)).astype(np.uint32), next_id + m)
@@ -93,7 +102,7 @@ def advance_frame(state: WhitewaterState, a: Liquid, b: Liquid, settings: Whitew
     boundaries : the domain and colliders.
     """
     h = settings.support
-    state = _join(state, emitted(a, settings, ranges, state.next_id))
+    state = _join(state, emitted(a, settings, ranges, state.next_id, settings.max_particles - len(state)))
     field_a, field_b = LiquidField(a.x, a.v, h), LiquidField(b.x, b.v, h)
     n = substeps(settings, state, (field_a, field_b))
     dt = settings.frame_time / n
