@@ -38,13 +38,14 @@ def _fields(params, **given) -> dict:
 def _every_field_scene() -> dict:
     """A valid scene holding every field the format declares (taken from the declarations, so a new
     field is fuzzed as soon as it is declared): every model, source, collider and outflow type,
-    inflow and collider keyframes, a deforming mesh's frame_paths, domain, surface, diagnostics."""
+    inflow and collider keyframes, a deforming mesh's frame_paths, domain, surface, diagnostics, whitewater."""
     from sph_addon.core.colliders import COLLIDERS, COMMON_PARAMETERS
     from sph_addon.core.models import SOLVERS
     from sph_addon.core.scene.scene_file import DOMAIN_PARAMETERS, FORMAT, SIMULATION_PARAMETERS, TOP_PARAMETERS
     from sph_addon.core.sources.emission import INFLOW_KEY_PARAMETERS, SOURCES
     from sph_addon.core.sources.outflows import OUTFLOW_KINDS, PLACEMENT_PARAMETERS
     from sph_addon.core.surface.settings import SURFACE_PARAMETERS
+    from sph_addon.core.whitewater.settings import WHITEWATER_PARAMETERS
     from sph_addon.core.world.diagnostics import FRONT_PARAMETERS
 
     materials = [{"name": name, "model": name, "preset": next(iter(spec.presets), ""),
@@ -78,7 +79,8 @@ def _every_field_scene() -> dict:
             "simulation": _fields(SIMULATION_PARAMETERS), "materials": materials, "sources": sources,
             "colliders": colliders, "outflows": outflows, "domain": _fields(DOMAIN_PARAMETERS, min=[-2, -2, -2],
                                                                                 max=[2, 2, 2]),
-            "surface": _fields(SURFACE_PARAMETERS), "diagnostics": {"front": _fields(FRONT_PARAMETERS)}}
+            "surface": _fields(SURFACE_PARAMETERS), "diagnostics": {"front": _fields(FRONT_PARAMETERS)},
+            "whitewater": _fields(WHITEWATER_PARAMETERS)}
 
 
 BASES = {p.stem: json.loads(p.read_text()) for p in sorted(SCENES.glob("*.json"))}

@@ -163,12 +163,13 @@ def liquid_materials(materials: Any) -> tuple[int, ...]:
     for k, item in enumerate(materials if isinstance(materials, list) else []):
         if not isinstance(item, Mapping):
             continue
-        spec = SOLVERS.get(item.get("model", "viscoelastic"))
+        model, preset, params = item.get("model", "viscoelastic"), item.get("preset") or "", item.get("params")
+        spec = SOLVERS.get(model) if isinstance(model, str) else None
         if spec is None or spec.keeps_shape:
             continue
         values = {p.name: p.default for p in spec.parameters}
-        values.update(spec.presets.get(item.get("preset") or "", {}))
-        values.update(item.get("params") or {})
+        values.update(spec.presets.get(preset, {}) if isinstance(preset, str) else {})
+        values.update(params if isinstance(params, Mapping) else {})
         if values.get("yield_stress", 0.0) or values.get("tensile_strength", 0.0) \
                 or values.get("springs", "none") != "none":
             continue
