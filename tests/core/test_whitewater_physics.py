@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 import pytest
-from whitewater_frames import S, lattice, scene
+from whitewater_frames import S, lattice, scene, write_cache
 
+from sph_addon.core.cache.cache_dir import CacheDir
 from sph_addon.core.whitewater.boundaries import Boundaries
 from sph_addon.core.whitewater.potentials import clamp_normalise, potentials
 from sph_addon.core.whitewater.scene_settings import whitewater_settings
@@ -162,3 +163,43 @@ def test_nothing_ends_inside_a_collider_or_outside_the_domain():
     assert 200 in kept and 201 in kept, "the bubbles stay (pushed out, not removed)"
     assert kept[200][2] == pytest.approx(centre[2] - half, abs=1e-9)
     assert len(state) < 202
+
+
+def test_a_dynamic_body_is_a_boundary_at_its_baked_poses(tmp_path):
+    """A dynamic box the bake moved (its poses in bodies/bodies_####.json: sliding 1 cm per frame along x)
+    holds back bubbles rising under it, as a static one does: at every frame none is inside the box at that
+    frame's pose (to 1e-9 m), and both end on its bottom face. Without the poses (no cache given) the box is
+    skipped by name and the bubbles rise through it."""
+    pool = lattice((0, 0, 0), (1.0, 1.0, 0.6))
+    still = (pool, np.zeros_like(pool))
+    top = pool[:, 2].max()
+    bottom = top - 0.1
+    box = {"type": "box", "name": "crate", "size": [0.4, 0.4, 0.4], "position": [0.5, 0.5, bottom + 0.2],
+           "dynamic": True}
+    data = scene(colliders=[box])
+    root = write_cache(tmp_path / "c", {f: still for f in range(1, 22)}, data)
+    cache = CacheDir(root)
+
+    def centre(f):
+        return np.array([0.5 + 0.01 * (f - 1), 0.5, bottom + 0.2])
+
+    for f in range(1, 22):
+        cache.write_bodies(f, [{"name": "crate", "collider": 0, "location": centre(f).tolist(),
+                                "rotation_quaternion": [1.0, 0.0, 0.0, 0.0], "center_of_mass": centre(f).tolist(),
+                                "velocity": [0.3, 0.0, 0.0], "angular_velocity": [0.0, 0.0, 0.0]}])
+    settings = whitewater_settings(data)
+    start = np.array([[0.55, 0.5, top - 0.3], [0.62, 0.52, top - 0.25]])
+    for walls, blocked in ((Boundaries(data, settings.spacing, cache), True),
+                           (Boundaries(data, settings.spacing), False)):
+        assert walls.skipped == ([] if blocked else ["crate"])
+        state = _state(start, np.zeros((2, 3)), kind=2)
+        entered = []
+        for f in range(1, 21):
+            state = advance_frame(state, Liquid(f, *still), Liquid(f + 1, *still), settings, RANGES, walls)
+            if np.all(np.abs(state.x - centre(f + 1)) < 0.2 - 1e-9, axis=1).any():
+                entered.append(f + 1)
+        assert bool(entered) != blocked, entered
+        if blocked:
+            assert np.abs(state.x[:, 2] - bottom).max() < 1e-9
+        else:
+            assert (state.x[:, 2] > bottom + 0.05).all()

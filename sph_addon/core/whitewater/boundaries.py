@@ -2,9 +2,10 @@
 
 A whitewater particle outside the domain box is removed, as the simulation removes liquid particles
 there. Colliders come from the cache's scene file: planes, boxes, box containers and spheres, static or
-keyframed (``colliders.motion``), each placed at the substep's end. Mesh colliders (their meshes are
-the original scene's files, relative to it, not to the cache) and dynamic bodies (moved by the fluid)
-are not read: a whitewater particle may enter them.
+keyframed (``colliders.motion``), each placed at the substep's end; a dynamic box or sphere (a body the
+liquid moved) takes its baked poses from ``DIR/bodies/bodies_####.json``, location linear and rotation
+normalised-linear between frames. Mesh colliders are not read (their meshes are the original scene's
+files, relative to it, not to the cache): a whitewater particle may enter them.
 
 Inside a collider, spray is removed (it has hit the solid: a droplet joins the wall's film) and foam and
 bubbles are put back on its surface with their velocity into it removed. Near a collider, the liquid
@@ -78,6 +79,54 @@ def _collide(p, u, kind, alive, codes, params, grid, rot, trans, lo, hi, h, site
             alive[i], wall[i] = collide_point(i, p, u, kind, codes, params, grid, rot, trans, lo, hi, h, sites)
 
 
+def _body_frames(cache) -> list[int]:
+    """The frames whose bodies file the cache holds (sorted), [] without a cache."""
+    folder = None if cache is None else cache.root / "bodies"
+    if folder is None or not folder.is_dir():
+        return []
+    out = []
+    for path in folder.glob("bodies_*.json"):
+        stem = path.stem[len("bodies_"):]
+        if stem.lstrip("-").isdigit():
+            out.append(int(stem))
+    return sorted(out)
+
+
+class BakedPoses:
+    """The poses a bake wrote for the dynamic collider ``colliders[index]`` (``CacheDir.write_bodies``), as a
+    motion: ``transform(frame)`` -> (R, t), between frames the location linear and the quaternion
+    normalised-linear (the shorter arc); before the first and after the last file, held."""
+
+    def __init__(self, cache, index: int, frames: list[int]):
+        self.cache, self.index, self.frames = cache, index, frames
+        self._poses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _pose(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
+        frame = min(max(frame, self.frames[0]), self.frames[-1])
+        if frame not in self._poses:
+            body = [b for b in self.cache.read_bodies(frame) if b["collider"] == self.index]
+            if not body:
+                raise InputError(str(self.cache.bodies_path(frame)), f"no pose of colliders[{self.index}]; "
+                                                                     "bake again")
+            self._poses[frame] = (np.array(body[0]["rotation_quaternion"], np.float64),
+                                  np.array(body[0]["location"], np.float64))
+        return self._poses[frame]
+
+    def transform(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
+        from ..colliders.rigid_body import quaternion_matrix
+
+        f0 = math.floor(frame)
+        s = frame - f0
+        q0, t0 = self._pose(f0)
+        if s == 0.0:
+            return quaternion_matrix(q0 / np.linalg.norm(q0)), t0.copy()
+        q1, t1 = self._pose(f0 + 1)
+        if float(np.sum(q0 * q1)) < 0.0:
+            q1 = -q1
+        q = (1.0 - s) * q0 + s * q1
+        return quaternion_matrix(q / np.linalg.norm(q)), (1.0 - s) * t0 + s * t1
+
+
 class Boundaries:
     """The domain box and the analytic colliders of a cache's scene (see the module docstring).
 
@@ -85,9 +134,10 @@ class Boundaries:
     ----------
     scene : the scene file's JSON object.
     spacing : particle spacing, m (the lattice density of the hidden neighbours).
+    cache : the ``CacheDir`` whose ``bodies/`` holds the dynamic colliders' poses, or None (they are skipped).
     """
 
-    def __init__(self, scene: Mapping[str, Any], spacing: float):
+    def __init__(self, scene: Mapping[str, Any], spacing: float, cache=None):
         from ..colliders import COLLIDERS, COMMON_PARAMETERS, parse_placed
         from ..colliders.motion import motion_from_scene
         from ..colliders.shapes import BuildContext
@@ -105,11 +155,12 @@ class Boundaries:
             raise InputError("colliders", "expected a list")
         for k, item in enumerate(items):
             kind, ct, p = parse_placed(item, f"colliders[{k}]", COLLIDERS, "collider type", COMMON_PARAMETERS)
-            if kind not in ANALYTIC_KINDS or p["dynamic"]:
+            baked = _body_frames(cache) if p["dynamic"] else []
+            if kind not in ANALYTIC_KINDS or (p["dynamic"] and not baked):
                 self.skipped.append(p["name"] or f"{kind} {k}")
                 continue
             shapes.append(ct.build(p, BuildContext(where=f"colliders[{k}]", spacing=spacing)))
-            motions.append(motion_from_scene(p, frame_start))
+            motions.append(BakedPoses(cache, k, baked) if p["dynamic"] else motion_from_scene(p, frame_start))
         self.motions = motions
         width = max([len(s.params) for s in shapes] + [1])
         self.codes = np.array([s.code for s in shapes], np.int64)

@@ -193,7 +193,7 @@ def whitewater_cache(cache_dir: str | os.PathLike, frames: Iterable[int] | None 
     cache = CacheDir(cache_dir)
     refuse_links(cache_dir, cache_dir / WHITEWATER_DIR)
     available, todo = _todo(cache_dir, frames)
-    boundaries = Boundaries(scene, settings.spacing)
+    boundaries = Boundaries(scene, settings.spacing, cache)
     with lock_cache(cache_dir, "whitewater", shared=True):
         ranges = potential_ranges(cache, available, settings)
         digest = _stamp_digest(settings, ranges)
