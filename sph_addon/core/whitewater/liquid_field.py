@@ -29,6 +29,7 @@ def sample_point(px, py, pz, x, v, cell, start, dense, sdims, mask, lo, inv_cell
     sz = 0.0
     if x.shape[0] == 0:
         return c, sx, sy, sz, wsum
+    h2 = h * h
     bx = np.int64(math.floor(px * inv_cell)) - lo[0]
     by = np.int64(math.floor(py * inv_cell)) - lo[1]
     bz = np.int64(math.floor(pz * inv_cell)) - lo[2]
@@ -47,10 +48,10 @@ def sample_point(px, py, pz, x, v, cell, start, dense, sdims, mask, lo, inv_cell
             dx = px - x[j, 0]
             dy = py - x[j, 1]
             dz = pz - x[j, 2]
-            r = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if r < h:
+            r2 = dx * dx + dy * dy + dz * dz
+            if r2 < h2:
                 c += 1.0
-                w = 1.0 - r / h
+                w = 1.0 - math.sqrt(r2) / h
                 wsum += w
                 sx += w * v[j, 0]
                 sy += w * v[j, 1]
@@ -67,7 +68,8 @@ def _sample(p, x, v, cell, start, dense, sdims, mask, lo, inv_cell, h, count, ve
 
 
 class LiquidField:
-    """The liquid particles of one frame, sorted for point queries.
+    """The liquid particles of one frame, sorted for point queries (``order``: the sort; ``x``, ``v``: the
+    particles in it; ``ns``: the ``NeighborSearch`` that sorted them, whose lists ``potentials`` reuses).
 
     Parameters
     ----------
@@ -85,7 +87,7 @@ class LiquidField:
                             np.ones(3, np.int64), 0, np.zeros(3, np.int64), 1.0 / self.h)
             return
         self.ns = NeighborSearch(h)
-        order = self.ns.sort(np.ascontiguousarray(x, np.float64))
+        self.order = order = self.ns.sort(np.ascontiguousarray(x, np.float64))
         self.x = np.ascontiguousarray(x[order], np.float64)
         self.v = np.ascontiguousarray(v[order], np.float64)
         ns = self.ns

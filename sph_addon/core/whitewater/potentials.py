@@ -70,13 +70,20 @@ def _normals(x, nbr, count, h, one_sided, normal):
 
 
 @njit(**config.NJIT_PARALLEL)
-def _potentials(x, v, normal, nbr, count, h, alignment, out):
-    """Trapped air (eq. 2), wave crest (eqs. 4-7), ½|v|² and the neighbour count into ``out`` (n, 4)."""
+def _potentials(x, v, normal, nbr, count, h, alignment, ke_min, out):
+    """Trapped air (eq. 2), wave crest (eqs. 4-7), ½|v|² and the neighbour count into ``out`` (n, 4); only
+    ½|v|² for a particle with ½|v|² <= ``ke_min``."""
     for i in prange(x.shape[0]):
         ta = 0.0
         wc = 0.0
         n_in = 0
         speed = math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
+        out[i, 2] = 0.5 * speed * speed
+        if out[i, 2] <= ke_min:
+            out[i, 0] = 0.0
+            out[i, 1] = 0.0
+            out[i, 3] = 0.0
+            continue
         along = 0.0
         if speed > 0.0:
             along = (v[i, 0] * normal[i, 0] + v[i, 1] * normal[i, 1] + v[i, 2] * normal[i, 2]) / speed
@@ -105,17 +112,19 @@ def _potentials(x, v, normal, nbr, count, h, alignment, out):
                               + normal[i, 2] * normal[j, 2])) * w
         out[i, 0] = ta
         out[i, 1] = wc if along >= alignment else 0.0
-        out[i, 2] = 0.5 * speed * speed
         out[i, 3] = n_in
 
 
-def potentials(x: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+def potentials(x: np.ndarray, v: np.ndarray, h: float, ke_min: float = -math.inf, field=None) -> np.ndarray:
     """The potentials of liquid particles, in their given order.
 
     Parameters
     ----------
     x, v : (n, 3) float64 positions (m) and velocities (m/s) of the liquid particles.
     h : interaction radius, m.
+    ke_min : a particle whose kinetic energy per unit mass is at most this emits nothing (Φ_k = 0): only
+        that energy is computed for it (its other columns are 0). No particle faster: no neighbour search.
+    field : a ``liquid_field.LiquidField`` of these particles, whose sort is reused; None sorts them here.
 
     Returns
     -------
@@ -124,17 +133,21 @@ def potentials(x: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
     """
     n = len(x)
     out = np.zeros((n, 4))
-    if n == 0:
+    out[:, 2] = 0.5 * (v * v).sum(axis=1)
+    if n == 0 or not (out[:, 2] > ke_min).any():
         return out
-    ns = NeighborSearch(h)
-    order = ns.sort(np.ascontiguousarray(x, np.float64))
-    xs = np.ascontiguousarray(x[order], np.float64)
-    vs = np.ascontiguousarray(v[order], np.float64)
+    if field is None:
+        ns = NeighborSearch(h)
+        order = ns.sort(np.ascontiguousarray(x, np.float64))
+        xs = np.ascontiguousarray(x[order], np.float64)
+        vs = np.ascontiguousarray(v[order], np.float64)
+    else:
+        ns, order, xs, vs = field.ns, field.order, field.x, field.v
     nbr, count = ns.lists(xs, h)
     normal = np.zeros((n, 3))
     _normals(xs, nbr, count, h, ONE_SIDED, normal)
     sorted_out = np.zeros((n, 4))
-    _potentials(xs, vs, normal, nbr, count, h, CREST_ALIGNMENT, sorted_out)
+    _potentials(xs, vs, normal, nbr, count, h, CREST_ALIGNMENT, ke_min, sorted_out)
     out[order] = sorted_out
     return out
 

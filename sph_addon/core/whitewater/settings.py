@@ -81,7 +81,7 @@ WHITEWATER_PARAMETERS: tuple[Parameter, ...] = (
                           "in the file): a frame's emission beyond it is dropped, the last emitters' first."),
     Parameter("substeps", 0, "", 0, 1000, label="Substeps",
               description="Whitewater steps per frame; 0 chooses them per frame so that no particle, liquid or "
-                          "whitewater, moves more than one particle spacing in a step (at most 64)."),
+                          "whitewater, moves more than two particle spacings in a step (at most 64)."),
 )
 
 

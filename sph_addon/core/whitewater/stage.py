@@ -216,6 +216,7 @@ def _run_chain(cache: CacheDir, chain: range, asked: set[int], first: int, diges
 
     state: WhitewaterState | None = None
     liquid = None
+    fields: dict = {}  # the later frame's sorted liquid, reused as the next frame's earlier one
     for done, frame in enumerate(chain, 1):
         t0 = time.perf_counter()
         path = whitewater_path(cache.root, frame)
@@ -231,7 +232,7 @@ def _run_chain(cache: CacheDir, chain: range, asked: set[int], first: int, diges
                 if liquid is None or liquid.frame != frame - 1:
                     liquid = read_liquid(cache, frame - 1, settings)
                 later = read_liquid(cache, frame, settings)
-                state = advance_frame(state, liquid, later, settings, ranges, boundaries)
+                state = advance_frame(state, liquid, later, settings, ranges, boundaries, fields)
                 liquid = later
             comments = _stamp(cache, frame, first, digest) + [f"frame {frame}"]
             state = write_state(path, state, comments)

@@ -9,7 +9,9 @@ count of each type (what ``info`` shows without reading the vertices).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,7 +144,14 @@ def read_state(path: Path) -> WhitewaterState:
 
 
 def file_digest(path: Path) -> str:
-    """blake2b of a file's bytes (24 hex digits)."""
+    """blake2b of a file's bytes (24 hex digits); a file read already, unchanged since (the same inode,
+    size and modification time: every writer here replaces a file by a new one), is not read again."""
+    st = os.stat(path)
+    return _digest(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(path: str, inode: int, size: int, mtime_ns: int) -> str:
     h = hashlib.blake2b(digest_size=12)
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

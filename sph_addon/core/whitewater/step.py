@@ -24,8 +24,9 @@ from .state import WhitewaterState
 log = logging.getLogger(__name__)
 
 MAX_SUBSTEPS = 64  # automatic substeps stop here (a step may then move a particle farther than STEP_SPACINGS)
-# Automatic substeps: the farthest a particle moves in one, in particle spacings (the bake's default CFL).
-STEP_SPACINGS = 1.0
+# Automatic substeps: the farthest a particle moves in one, in particle spacings: the default interaction
+# radius, the reach of the liquid field a particle samples.
+STEP_SPACINGS = 2.0
 
 
 @dataclass
@@ -55,12 +56,12 @@ def substeps(settings: WhitewaterSettings, state: WhitewaterState, fields: tuple
     return int(min(MAX_SUBSTEPS, max(1, math.ceil(speed * settings.frame_time / (STEP_SPACINGS * settings.spacing)))))
 
 
-def emitted(liquid: Liquid, settings: WhitewaterSettings, ranges: dict, next_id: int,
-            room: int) -> WhitewaterState:
+def emitted(liquid: Liquid, settings: WhitewaterSettings, ranges: dict, next_id: int, room: int,
+            field: LiquidField | None = None) -> WhitewaterState:
     """The particles ``liquid`` emits over one frame (``emission``), ids from ``next_id``, at most ``room``
-    of them (the first in emission order)."""
+    of them (the first in emission order); ``field``: its sorted frame, reused."""
     scale = neighbour_scale(settings)
-    pot = potentials(liquid.x, liquid.v, settings.support)
+    pot = potentials(liquid.x, liquid.v, settings.support, ranges["kinetic_energy"][0], field)
     n_d, phi_k = emission_counts(pot, ranges, settings.trapped_air_rate, settings.wave_crest_rate,
                                  settings.frame_time, EMIT_MIN_NEIGHBOURS * scale)
     x, v, life = emit(liquid.x, liquid.v, n_d, phi_k, 0.5 * settings.spacing, settings.frame_time,
@@ -90,7 +91,7 @@ def _kept(state: WhitewaterState, alive: np.ndarray, settings: WhitewaterSetting
 
 
 def advance_frame(state: WhitewaterState, a: Liquid, b: Liquid, settings: WhitewaterSettings, ranges: dict,
-                  boundaries: Boundaries) -> WhitewaterState:
+                  boundaries: Boundaries, fields: dict | None = None) -> WhitewaterState:
     """The whitewater at frame ``b.frame`` from the state at ``a.frame`` (one frame earlier).
 
     Parameters
@@ -100,10 +101,16 @@ def advance_frame(state: WhitewaterState, a: Liquid, b: Liquid, settings: Whitew
     settings : resolved settings.
     ranges : {potential name: (τ_min, τ_max)} (``stage.potential_ranges``).
     boundaries : the domain and colliders.
+    fields : {frame: LiquidField} of frames sorted already (a chain passes frame b's on to the next frame);
+        updated to hold ``b.frame``'s only.
     """
     h = settings.support
-    state = _join(state, emitted(a, settings, ranges, state.next_id, settings.max_particles - len(state)))
-    field_a, field_b = LiquidField(a.x, a.v, h), LiquidField(b.x, b.v, h)
+    fields = {} if fields is None else fields
+    field_a = fields.get(a.frame) or LiquidField(a.x, a.v, h)
+    field_b = fields.get(b.frame) or LiquidField(b.x, b.v, h)
+    fields.clear()
+    fields[b.frame] = field_b
+    state = _join(state, emitted(a, settings, ranges, state.next_id, settings.max_particles - len(state), field_a))
     n = substeps(settings, state, (field_a, field_b))
     dt = settings.frame_time / n
     g = np.array(settings.gravity, np.float64)
@@ -112,10 +119,11 @@ def advance_frame(state: WhitewaterState, a: Liquid, b: Liquid, settings: Whitew
               BUBBLE_ABOVE * scale)
     alive = np.ones(len(state), bool)
     wall = boundaries.apply(state.x, state.v, state.kind, alive, a.frame, h)
-    for k in range(n + 1):
-        # The last pass only classifies: the type at the frame, written to the file.
+    for k in range(n):
+        # The type a particle moved as over the frame's last step is the one its file records: a pass that
+        # only classified at the frame's end would cost a step's sampling (the next frame classifies anyway).
         substep(state.x, state.v, state.kind, state.age, alive, wall, field_a.arrays(), field_b.arrays(), h,
-                k / n, k < n, dt, g, motion, boundaries.arrays(a.frame + (k + 1) / n, h))
+                k / n, True, dt, g, motion, boundaries.arrays(a.frame + (k + 1) / n, h))
         keep = _kept(state, alive, settings)
         if not keep.all():
             state, wall, alive = state.take(keep), wall[keep], alive[keep]
