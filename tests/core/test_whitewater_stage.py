@@ -17,6 +17,7 @@ from whitewater_frames import lattice, scene, splashing_frames, write_cache
 
 from sph_addon.cli import main
 from sph_addon.core.bake import bake
+from sph_addon.core.cache.cache_dir import CacheDir
 from sph_addon.core.cache.plyio import write_ply
 from sph_addon.core.errors import InputError
 from sph_addon.core.whitewater import read_state, whitewater_cache, whitewater_path
@@ -165,8 +166,9 @@ def test_bad_settings_are_refused_before_any_work(tmp_path, capsys, block, field
 
 
 def test_info_counts_and_command_line(tmp_path, capsys):
-    """``whitewater`` prints its summary and ``info`` lists the counts of each type per frame, read from
-    the files' headers, equal to the types the files hold."""
+    """``whitewater`` prints its summary, the cache's summary counts its frames (the Domain panel's status),
+    and ``info`` lists the counts of each type per frame, read from the files' headers, equal to the types
+    the files hold."""
     src = write_cache(tmp_path / "c", splashing_frames(3), scene(SMALL))
     data = json.loads((src / "scene.json").read_text())
     data["frame_end"] = 3
@@ -179,6 +181,7 @@ def test_info_counts_and_command_line(tmp_path, capsys):
     shutil.copytree(src / "particles", root / "particles")
     assert main(["whitewater", str(root), "--quiet"]) == 0
     assert "wrote 3 frames" in capsys.readouterr().out
+    assert CacheDir(root).summary().frames_whitewater == 3
     assert main(["info", str(root), "--every", "1"]) == 0
     out = capsys.readouterr().out
     state = read_state(whitewater_path(root, 3))

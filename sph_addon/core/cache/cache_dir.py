@@ -96,6 +96,7 @@ class CacheSummary:
     frames_done: int = 0            # how many frames are done
     checkpoint: int | None = None   # the frame a resume continues from
     frames_meshed: int = 0          # surface meshes written (surface/surface_NNNN.ply)
+    frames_whitewater: int = 0      # whitewater frames written (whitewater/whitewater_NNNN.ply)
 
 
 class CacheDir:
@@ -203,9 +204,11 @@ class CacheDir:
         done, checkpoint, complete = m["frames_done"], m.get("checkpoint"), m.get("complete", False)
         surfaces = self.root / "surface"
         meshed = sum(1 for _ in surfaces.glob("surface_*.ply")) if surfaces.is_dir() else 0
+        whitewater = self.root / "whitewater"
+        foamed = sum(1 for _ in whitewater.glob("whitewater_*.ply")) if whitewater.is_dir() else 0
         return CacheSummary(baked=True, complete=complete, first_frame=min(done) if done else None,
                             last_frame=max(done) if done else None, frames_done=len(done),
-                            checkpoint=checkpoint, frames_meshed=meshed)
+                            checkpoint=checkpoint, frames_meshed=meshed, frames_whitewater=foamed)
 
     def new_manifest(self, scene_name: str, frame_start: int, frame_end: int) -> dict[str, Any]:
         return {"format": MANIFEST_FORMAT, "engine_version": __version__, "scene": scene_name,
