@@ -30,6 +30,12 @@ def _say(text: str, error: bool = False) -> None:
     (sys.stderr if error else sys.stdout).write(text + "\n")
 
 
+def _notice(text: str) -> None:
+    """A line of what the bake is doing between frames (compiling the solver), on stderr."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 class _ProgressPrinter:
     """A bar with ETA on a terminal, one plain line per frame otherwise (farm logs)."""
 
@@ -157,7 +163,7 @@ def _cmd_bake(args) -> int:
         try:
             manifest = bake(args.scene, args.out, frames=frames, resume=args.resume, force=args.force,
                             progress=None if args.quiet else _ProgressPrinter(),
-                            should_stop=lambda: stop.requested)
+                            should_stop=lambda: stop.requested, notice=None if args.quiet else _notice)
         except KeyboardInterrupt:
             _say(_interrupted(args.out), error=True)
             return EXIT_INTERRUPTED

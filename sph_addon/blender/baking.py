@@ -45,12 +45,15 @@ class Status:
     total: int
     particles: int = 0
     elapsed_s: float = 0.0
+    note: str = ""  # what the task is doing between frames (compiling the solver), shown instead of the frame
 
     @property
     def fraction(self) -> float:
         return self.done / self.total if self.total else 0.0
 
     def text(self) -> str:
+        if self.note:
+            return self.note[:1].upper() + self.note[1:]
         left = self.total - self.done
         eta = f", ETA {format_duration(eta_seconds(self.elapsed_s, self.done, left))}" if self.done and left > 0 else ""
         parts = f", {self.particles:,} particles" if self.particles else ""
@@ -110,7 +113,10 @@ def prepare_bake(scene, domain, frame_start: int = 0, frame_end: int = 0, resume
             report(Status("bake", p.frame, p.frame - p.frame_start, p.frame_end - p.frame_start, p.particles,
                           p.elapsed_seconds))
 
-        manifest = core_bake.bake(prepared, progress=progress, should_stop=should_stop)
+        def notice(text: str) -> None:
+            report(Status("bake", baked.frame_start, 0, baked.frame_end - baked.frame_start, note=text))
+
+        manifest = core_bake.bake(prepared, progress=progress, should_stop=should_stop, notice=notice)
         if settings is None or should_stop():
             return manifest
         frames = particle_frames(root, baked.frame_start, baked.frame_end)
@@ -235,7 +241,7 @@ def run_sync(scene, task: Task, echo: Callable[[str], None] | None = None,
 
     def report(status: Status) -> None:
         now = time.monotonic()
-        if now - last[0] > 1.0 or status.done == status.total:
+        if status.note or now - last[0] > 1.0 or status.done == status.total:
             last[0] = now
             echo(status.text())
 

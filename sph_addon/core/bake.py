@@ -32,6 +32,7 @@ from .cache.jsonfile import read_json
 from .cache.lock import check_unlocked, lock_cache
 from .durations import eta_seconds
 from .errors import InputError, SimulationError, StorageError, is_storage_fault
+from .numerics.compile_watch import watch_compiles
 from .scene.preflight import check_bake
 from .scene.scene_file import FORMAT, Scene
 
@@ -175,7 +176,8 @@ def _stored_raw(scene: Scene) -> dict:
 
 def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | None = None,
          frames: tuple[int, int] | None = None, resume: bool = False, force: bool = False,
-         progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+         progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None,
+         notice: Callable[[str], None] | None = None) -> dict:
     """Bake a scene file into ``out_dir``, or run a :class:`PreparedBake`; return the manifest.
 
     Parameters
@@ -188,6 +190,8 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
     force : replace an existing bake (only files a bake writes are deleted).
     progress : called after every frame with a :class:`Progress`.
     should_stop : polled between frames; when it returns True the bake stops, resumable.
+    notice : told, in a sentence, while the solver is being compiled (the first bake on a machine:
+        ``numerics.compile_watch``).
 
     Raises
     ------
@@ -212,7 +216,8 @@ def bake(scene: str | os.PathLike | PreparedBake, out_dir: str | os.PathLike | N
                 raise InputError(str(prepared.cache.root), "already holds a bake; use --resume to continue it "
                                                            "or --force to replace it")
             try:
-                return _bake_locked(prepared, progress, should_stop)
+                with watch_compiles(notice):
+                    return _bake_locked(prepared, progress, should_stop)
             except OSError as exc:
                 if not is_storage_fault(exc):
                     raise
