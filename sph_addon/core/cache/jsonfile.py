@@ -90,3 +90,17 @@ def read_json(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(str(path), f"the {what} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     return parse_json_text(text, str(path), what)
+
+
+def read_cache_scene(cache_dir: Path) -> tuple[Path, dict]:
+    """The scene file a cache was baked from (``DIR/scene.json``) and its JSON object; InputError naming the
+    folder or the file when either is unusable."""
+    if not cache_dir.is_dir():
+        raise InputError(str(cache_dir), "not a directory")
+    scene_file = cache_dir / "scene.json"
+    if not scene_file.exists():
+        raise InputError(str(scene_file), "missing (the cache's scene file)")
+    scene = read_json(scene_file, "cache's scene file")
+    if not isinstance(scene, dict):
+        raise InputError(str(scene_file), "expected a JSON object")
+    return scene_file, scene

@@ -366,3 +366,21 @@ def _check_faces(faces: np.ndarray, nv: int, name: str) -> None:
     """Raise PlyError if a corner index is outside the vertex element."""
     if faces.size and (faces.min() < 0 or faces.max() >= nv):
         raise PlyError(f"{name}: face index out of range (0..{nv - 1})")
+
+
+def header_comments(path: Path) -> list[str]:
+    """Comment lines of a PLY header ([] if the file is missing or not a PLY)."""
+    out = []
+    try:
+        with open(path, "rb") as fh:
+            if fh.readline().strip() != b"ply":
+                return []
+            for _ in range(200):  # our headers have ~20 lines; stop on garbage
+                line = fh.readline()
+                if not line or line.strip() == b"end_header":
+                    break
+                if line.startswith(b"comment "):
+                    out.append(line[8:].decode("ascii", "replace").strip())
+    except OSError:
+        return []
+    return out

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ..cache.cache_dir import refuse_links
-from ..cache.jsonfile import read_json
+from ..cache.jsonfile import read_cache_scene
 from ..cache.lock import lock_cache
-from ..cache.plyio import PlyError, read_ply, write_ply
+from ..cache.plyio import PlyError, header_comments, read_ply, write_ply
 from ..errors import InputError, StorageError, is_storage_fault
 from .settings import SurfaceSettings, surface_settings
 
@@ -61,24 +61,6 @@ def _file_digest(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _header_comments(path: Path) -> list[str]:
-    """Comment lines of a PLY header ([] if the file is missing or not a PLY)."""
-    out = []
-    try:
-        with open(path, "rb") as fh:
-            if fh.readline().strip() != b"ply":
-                return []
-            for _ in range(200):  # our headers have ~20 lines; stop on garbage
-                line = fh.readline()
-                if not line or line.strip() == b"end_header":
-                    break
-                if line.startswith(b"comment "):
-                    out.append(line[8:].decode("ascii", "replace").strip())
-    except OSError:
-        return []
-    return out
 
 
 def _stamp(settings_digest: str, source_digest: str) -> list[str]:
@@ -152,7 +134,7 @@ def mesh_frame(cache_dir: str | os.PathLike, frame: int, settings: SurfaceSettin
     if not src.is_file():
         raise FileNotFoundError(f"{src}: missing particle file")
     stamp = _stamp(settings.digest(), _file_digest(src))
-    if not force and all(c in _header_comments(dst) for c in stamp):
+    if not force and all(c in header_comments(dst) for c in stamp):
         return "skipped"
     x, v, mat, vert = _read_particles(src)
     try:
@@ -201,15 +183,7 @@ def _cores() -> int:
 
 def _cache_surface_settings(cache_dir: Path) -> SurfaceSettings:
     """The surface settings of the scene a cache was baked from (InputError naming what is unusable)."""
-    if not cache_dir.is_dir():
-        raise InputError(str(cache_dir), "not a directory")
-    scene_file = cache_dir / "scene.json"
-    if not scene_file.exists():
-        raise InputError(str(scene_file), "missing (the cache's scene file)")
-    scene = read_json(scene_file, "cache's scene file")
-    if not isinstance(scene, dict):
-        raise InputError(str(scene_file), "expected a JSON object")
-    return surface_settings(scene)
+    return surface_settings(read_cache_scene(cache_dir)[1])
 
 
 def _meshing_stopped(frame: int, exc: OSError) -> StorageError:

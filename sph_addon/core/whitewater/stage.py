@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cache.cache_dir import CacheDir, refuse_links
-from ..cache.jsonfile import read_json
+from ..cache.jsonfile import read_cache_scene
 from ..cache.lock import lock_cache
 from ..errors import InputError
 from .settings import AUTO_FLOORS, POTENTIALS, WhitewaterSettings
@@ -47,14 +47,7 @@ def cache_settings(cache_dir: Path) -> tuple[dict, WhitewaterSettings]:
     """The cache's scene (JSON object) and its resolved whitewater settings (InputError naming the field)."""
     from .scene_settings import whitewater_settings
 
-    if not cache_dir.is_dir():
-        raise InputError(str(cache_dir), "not a directory")
-    scene_file = cache_dir / "scene.json"
-    if not scene_file.exists():
-        raise InputError(str(scene_file), "missing (the cache's scene file)")
-    scene = read_json(scene_file, "cache's scene file")
-    if not isinstance(scene, dict):
-        raise InputError(str(scene_file), "expected a JSON object")
+    scene_file, scene = read_cache_scene(cache_dir)
     settings = whitewater_settings(scene)
     if not settings.enable:
         raise InputError("whitewater.enable", f"is false in {scene_file}; set it to true to add whitewater")

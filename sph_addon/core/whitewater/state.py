@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache.plyio import PlyError, read_ply, write_ply
+from ..cache.plyio import PlyError, header_comments, read_ply, write_ply
 from ..errors import InputError
 
 WHITEWATER_DIR = "whitewater"
@@ -85,24 +85,6 @@ def write_state(path: Path, state: WhitewaterState, comments: list[str]) -> Whit
     counts = " ".join(f"{n} {c}" for n, c in zip(TYPE_NAMES, state.counts()))
     write_ply(path, rec, comments=[*comments, f"next_id {state.next_id}", f"counts {counts}"])
     return WhitewaterState.from_records(rec, state.next_id)
-
-
-def header_comments(path: Path) -> list[str]:
-    """Comment lines of a PLY header ([] if the file is missing or not a PLY)."""
-    out = []
-    try:
-        with open(path, "rb") as fh:
-            if fh.readline().strip() != b"ply":
-                return []
-            for _ in range(200):  # our headers have ~20 lines; stop on garbage
-                line = fh.readline()
-                if not line or line.strip() == b"end_header":
-                    break
-                if line.startswith(b"comment "):
-                    out.append(line[8:].decode("ascii", "replace").strip())
-    except OSError:
-        return []
-    return out
 
 
 def comment_value(comments: list[str], key: str) -> str | None:
