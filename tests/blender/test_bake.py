@@ -536,3 +536,31 @@ def test_numba_caches_under_the_extension_user_directory():
     assert shown["numba_loaded"], "the check must exercise the import"
     assert shown["cache_dir"].startswith(shown["user_dir"]), shown
     shutil.rmtree(shown["user_dir"], ignore_errors=True)  # its wheels and private numba copy: ~380 MB
+
+
+def test_the_first_bake_says_it_is_compiling_in_the_headless_log(ext, tmp_path, no_replay_leak, monkeypatch):
+    """The core bake's compile notice (``core/numerics/compile_watch.py``) reaches the headless log through
+    ``run_sync``, every note echoed (not only one a second), capitalised as the status line shows it. A fresh
+    kernel compiled inside the bake stands for the solver's first compile."""
+    baking, core_bake = ext.sub("baking"), ext.core("bake")
+    _open_sample("jelly_steps", tmp_path)
+    domain = _domain()
+    domain.sph.domain.frame_end = 2
+    task = baking.prepare_bake(bpy.context.scene, domain)
+    from numba import njit  # importable once the bake is prepared (the extension's numba)
+
+    @njit(cache=False)
+    def twice(a):
+        return 2.0 * a.sum()
+
+    locked = core_bake._bake_locked
+
+    def compiling(*args):
+        twice(np.ones(2))
+        return locked(*args)
+
+    monkeypatch.setattr(core_bake, "_bake_locked", compiling)
+    said = []
+    baking.run_sync(bpy.context.scene, task, echo=said.append)
+    assert said[0].startswith("Compiling the solver (the first bake on this machine only"), said
+    assert any(s.startswith("Compiled 1 kernel in ") for s in said), said
