@@ -96,7 +96,8 @@ class WhitewaterSettings:
     frame_time : physical seconds per frame (time_scale / fps).
     gravity : (3,) m/s².
     liquid : material ids that emit and carry whitewater.
-    the others : the declared parameters (:data:`WHITEWATER_PARAMETERS`).
+    the others : the declared parameters (:data:`WHITEWATER_PARAMETERS`, where their defaults are: every
+        field is given when the settings are resolved).
     """
 
     spacing: float
@@ -104,26 +105,26 @@ class WhitewaterSettings:
     frame_time: float
     gravity: tuple[float, float, float]
     liquid: tuple[int, ...]
-    trapped_air_rate: float = 4000.0
-    wave_crest_rate: float = 50000.0
-    trapped_air_min: float = 5.0
-    trapped_air_max: float = 20.0
-    wave_crest_min: float = 2.0
-    wave_crest_max: float = 8.0
-    kinetic_energy_min: float = 5.0
-    kinetic_energy_max: float = 50.0
-    lifetime_min: float = 2.0
-    lifetime_max: float = 5.0
-    spray_drag: float = 0.0
-    bubble_buoyancy: float = 2.0
-    bubble_drag: float = 50.0
-    spray: bool = True
-    foam: bool = True
-    bubbles: bool = True
-    seed: int = 0
-    max_particles: int = 5_000_000
-    substeps: int = 0
-    enable: bool = False
+    trapped_air_rate: float
+    wave_crest_rate: float
+    trapped_air_min: float
+    trapped_air_max: float
+    wave_crest_min: float
+    wave_crest_max: float
+    kinetic_energy_min: float
+    kinetic_energy_max: float
+    lifetime_min: float
+    lifetime_max: float
+    spray_drag: float
+    bubble_buoyancy: float
+    bubble_drag: float
+    spray: bool
+    foam: bool
+    bubbles: bool
+    seed: int
+    max_particles: int
+    substeps: int
+    enable: bool
 
     def digest(self) -> str:
         """A short hash of these settings and the algorithm version (what a whitewater file records)."""
